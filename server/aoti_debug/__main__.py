@@ -1,0 +1,3 @@
+from aoti_debug.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,215 @@
+"""The MCP adapter: the only module that imports MCP. Registers tools, guide resources and the triage prompt."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.resources import FileResource
+from mcp.types import Annotations, ToolAnnotations
+from pydantic import Field, ValidationError
+
+from aoti_debug import __version__, proc, rerun, runs
+from aoti_debug.classify import Classification, classify_file, classify_text
+from aoti_debug.errors import AotiDebugError, BadInput
+from aoti_debug.guides import load_guides
+from aoti_debug.parity import ParityReport, check_parity_async
+from aoti_debug.paths import skill_file
+from aoti_debug.probe import ActualInput
+from aoti_debug.rerun import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S, RerunRequest, RunResult
+from aoti_debug.roots import check_path, configured_roots
+
+log = logging.getLogger("aoti_debug")
+
+INSTRUCTIONS = """\
+aoti-debug triages AOTInductor (AOTI, torch._inductor.aoti_compile_and_package / aoti_load_package) failures.
+Flow: (1) classify_error on the full failing output (stdout+stderr) -> a pattern id, evidence lines, fields
+and next_steps; (2) for load/device/shape patterns, check_parity on the .pt2 before anything deeper
+(compile device = load device; input dtypes, shapes, strides, devices vs the package's contract);
+(3) follow the pattern's guide (resource aoti-guide://<pattern>) and its next_steps: rerun_with_flags
+presets (sanity, deterministic, kernel_names, backtrace, memcheck...), dump_kernel_inputs,
+explain_index_oob. triage runs the whole chain in one call. Long runs: pass wait=false and poll get_run.
+Paths must lie inside the server's allowed roots. Printer and NaN-assert flags act at compile time only.
+"""
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                            open_world_hint=False)
+RERUN = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+# A run's files a client may read through aoti-run://{run_id}/{name}; at most the last RUN_FILE_BYTES of each.
+RUN_FILES = {"log": "combined.log", "stdout": "stdout.log", "stderr": "stderr.log", "result": "result.json",
+             "baseline": "baseline/combined.log", "forensics": "forensics/combined.log",
+             "memcheck": "forensics/memcheck.log"}
+RUN_FILE_BYTES = 1 << 20
+
+
+@contextmanager
+def tool_errors() -> Iterator[None]:
+    """Our deliberate errors become ToolError, whose text the model sees."""
+    try:
+        yield
+    except AotiDebugError as exc:
+        raise ToolError(str(exc)) from exc
+
+
+def _register_classify(mcp: MCPServer, roots: list[Path]) -> None:
+    @mcp.tool(annotations=READ_ONLY, title="Classify an AOTI error log")
+    def classify_error(
+        log_text: Annotated[str | None, Field(description="The failing run's output (stdout and stderr)")] = None,
+        log_path: Annotated[str | None, Field(description="Or a log file inside the allowed roots")] = None,
+        exit_status: Annotated[
+            int | None, Field(description="The run's exit status if known: -11 or 139 mean SIGSEGV")
+        ] = None,
+    ) -> Classification:
+        """Route an AOTInductor failure log to its pattern, with evidence lines, fields, guide and next steps."""
+        with tool_errors():
+            if (log_text is None) == (log_path is None):
+                raise BadInput("pass exactly one of log_text or log_path")
+            if log_path is not None:
+                return classify_file(check_path(log_path, roots, what="log_path"), exit_status)
+            return classify_text(log_text or "", exit_status)
+
+
+def _register_rerun(mcp: MCPServer, roots: list[Path]) -> None:
+    @mcp.tool(annotations=RERUN, title="Rerun a repro with debug flags")
+    async def rerun_with_flags(
+        ctx: Context,
+        argv: Annotated[list[str], Field(description="The repro as an argv list (no shell): ['python', 'repro.py', "
+                                         "'--load-only']; the script must lie inside the allowed roots")],
+        presets: Annotated[list[str] | None, Field(description="sanity, deterministic, kernel_names, "
+                           "cpp_stacktraces, logs, trace, faulthandler, minifier, backtrace, memcheck")] = None,
+        flags: Annotated[dict[str, str] | None, Field(description="More allow-listed flags, NAME: value")] = None,
+        cwd: Annotated[str | None, Field(description="Working directory inside the roots")] = None,
+        baseline: Annotated[bool, Field(description="First run without the flags, then compare")] = False,
+        timeout_s: Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S, description="Per run")] = DEFAULT_TIMEOUT_S,
+        fresh_cache: Annotated[bool, Field(description="Fresh TORCHINDUCTOR_CACHE_DIR (compile flags act)")] = True,
+        forensics: Annotated[bool, Field(description="gdb/compute-sanitizer rerun after a silent crash")] = True,
+        wait: Annotated[bool, Field(description="false: return the run id at once; poll get_run")] = True,
+    ) -> RunResult:
+        """Rerun a repro with allow-listed debug flags (presets), bounded and killed on timeout.
+
+        Returns the exit, signal, output tails, the classification of the output, whether compile-time flags
+        acted (they need a rebuild), forensics after a crash, and optionally a comparison with a baseline run.
+        """
+        with tool_errors():
+            try:
+                req = RerunRequest(argv=argv, presets=presets or [], flags=flags or {}, cwd=cwd, baseline=baseline,
+                                   timeout_s=timeout_s, fresh_cache=fresh_cache, forensics=forensics)
+            except ValidationError as exc:
+                raise BadInput(str(exc)) from exc
+            if not wait:
+                return rerun.start(req, roots)
+            plan = rerun.plan(req, roots)
+
+            async def progress(elapsed: float, nbytes: int, step: str) -> None:
+                await ctx.report_progress(elapsed, None, f"{step}: {elapsed:.0f} s, {nbytes} bytes of output")
+
+            return await proc.in_thread(lambda cancel, note: rerun.execute(plan, cancel=cancel, note=note),
+                                        on_progress=progress)
+
+    @mcp.tool(annotations=READ_ONLY, title="Poll a rerun")
+    def get_run(run_id: Annotated[str, Field(description="The run id rerun_with_flags returned")]) -> RunResult:
+        """A rerun's result, or its progress and output tails while it is still going."""
+        with tool_errors():
+            return rerun.get_run(run_id)
+
+    @mcp.resource("aoti-run://{run_id}/{name}", title="A rerun's log or result", mime_type="text/plain",
+                  annotations=Annotations(audience=["assistant"], priority=0.5))
+    def run_file(run_id: str, name: str) -> str:
+        """A rerun's files: log (both streams), stdout, stderr, result, baseline, forensics, memcheck; the last MiB."""
+        with tool_errors():
+            if name not in RUN_FILES:
+                raise BadInput(f"no run file {name!r}; known: {', '.join(RUN_FILES)}")
+            path = runs.run_path(run_id) / RUN_FILES[name]
+            if not path.is_file():
+                raise BadInput(f"run {run_id} has no {name}")
+            size = path.stat().st_size
+            text = runs.tail(path, RUN_FILE_BYTES)
+            return text if size <= RUN_FILE_BYTES else f"[first {size - RUN_FILE_BYTES} bytes left out]\n{text}"
+
+
+def _register_parity(mcp: MCPServer, roots: list[Path]) -> None:
+    @mcp.tool(annotations=READ_ONLY, title="Check an AOTI package against the runtime and the inputs")
+    async def check_parity(
+        package_path: Annotated[str, Field(description="The .pt2 package, inside the allowed roots")],
+        inputs_path: Annotated[str | None, Field(
+            description="torch.save file of the call's inputs (tuple/list/dict of tensors) or a .json list")] = None,
+        inputs: Annotated[list[ActualInput] | None, Field(
+            description="Or the inputs described inline: dtype, shape, stride, device per tensor")] = None,
+        load_device: Annotated[str | None, Field(description="Device it will be loaded on: cpu, cuda, cuda:1")] = None,
+        python: Annotated[str | None, Field(
+            description="The Python that will load it (must have torch); default: the server's interpreter")] = None,
+        model: Annotated[str | None, Field(description="Model folder under data/aotinductor/ (default: model)")] = None,
+    ) -> ParityReport:
+        """Compare a .pt2 package (read statically) with the target Python and the actual inputs.
+
+        Checks compile device vs load device, GPU compute capability, CPU ISA, platform, libstdc++ and
+        compiler, and per input dtype, shape, stride and device; each mismatch says what it does at run
+        time and the exact error AOTI_RUNTIME_CHECK_INPUTS=1 would raise.
+        """
+        with tool_errors():
+            pkg = check_path(package_path, roots, what="package_path")
+            inputs_file = check_path(inputs_path, roots, what="inputs_path") if inputs_path else None
+            return await check_parity_async(pkg, inputs_file=inputs_file, inputs=inputs, load_device=load_device,
+                                            python=python, model=model)
+
+
+def _register_guides(mcp: MCPServer) -> None:
+    for g in load_guides().values():
+        mcp.add_resource(FileResource(
+            uri=g.uri, name=g.id, title=g.title, description=g.summary, path=g.path, mime_type="text/markdown",
+            annotations=Annotations(audience=["assistant"], priority=0.8 if g.kind == "pattern" else 0.6),
+        ))
+    mcp.add_resource(FileResource(
+        uri="aoti-skill://SKILL.md", name="skill", title="aoti-debug skill",
+        description="The agent skill: the pattern-routed triage workflow and the tools",
+        path=skill_file(), mime_type="text/markdown", annotations=Annotations(audience=["assistant"], priority=1.0),
+    ))
+
+
+def _register_prompts(mcp: MCPServer) -> None:
+    @mcp.prompt(title="Triage an AOTInductor crash")
+    def triage_crash(
+        error_log: Annotated[str, Field(description="The failing output, or a short description")] = "",
+        repro_command: Annotated[str, Field(description="The command that reproduces it, if any")] = "",
+    ) -> str:
+        """Start a pattern-routed triage of an AOTInductor failure."""
+        parts = ["Triage this AOTInductor failure with the aoti-debug tools, step by step:",
+                 "1. classify_error on the full output (stdout and stderr); read the guide it names.",
+                 "2. If a .pt2 package is involved, check_parity on it before anything deeper.",
+                 "3. Follow the guide's next steps (rerun_with_flags presets, dump_kernel_inputs, explain_index_oob),"
+                 " or call triage with the repro command to run the chain in one call.",
+                 "4. Answer with: what failed, the root cause, the evidence lines, and the fix."]
+        if repro_command:
+            parts.append(f"\nRepro command: {repro_command}")
+        if error_log:
+            parts.append(f"\nError output:\n```\n{error_log}\n```")
+        return "\n".join(parts)
+
+
+def build_server(roots: list[Path] | None = None) -> MCPServer:
+    """The aoti-debug MCP server; roots bound every path a client can name."""
+    roots = roots or configured_roots()
+    mcp = MCPServer("aoti-debug", title="aoti-debug", instructions=INSTRUCTIONS, version=__version__)
+    _register_classify(mcp, roots)
+    _register_parity(mcp, roots)
+    _register_rerun(mcp, roots)
+    _register_guides(mcp)
+    _register_prompts(mcp)
+    return mcp
+
+
+def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 3001, roots: list[Path] | None = None) -> None:
+    """Run the server; stdout carries only protocol on stdio, logs go to stderr."""
+    logging.basicConfig(level=logging.WARNING, format="aoti-debug %(levelname)s %(message)s")
+    logging.getLogger("aoti_debug.runs").setLevel(logging.INFO)  # every command the server runs is logged
+    mcp = build_server(roots)
+    if transport == "stdio":
+        mcp.run("stdio")
+    else:
+        mcp.run("streamable-http", host=host, port=port)

@@ -1,0 +1,247 @@
+"""classify_error: stream a log, match the guides' rules, return the pattern with its evidence and fields."""
+
+from __future__ import annotations
+
+import re
+import signal as _signal
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from pydantic import BaseModel, Field
+
+from aoti_debug import logclean
+from aoti_debug.errors import BadInput
+from aoti_debug.guides import NextStep, Rule, load_guides, rules
+
+CHUNK = 1 << 20
+# A "line" longer than this (binary junk without newlines) is cut, so memory stays bounded.
+MAX_LINE = 1 << 20
+EVIDENCE_PER_PATTERN = 4
+EVIDENCE_TEXT = 400
+DECISIVE, STRONG = 0.5, 0.9
+
+
+class Evidence(BaseModel):
+    line: int = Field(description="1-based line number in the log (0: from the exit status, not the text)")
+    text: str = Field(description="The cleaned line, cut to 400 characters")
+    pattern: str = Field(description="Pattern id this line is evidence for")
+    weight: float = Field(description="Weight of the regex that matched")
+
+
+class Alternative(BaseModel):
+    pattern: str
+    title: str
+    confidence: float = Field(ge=0, le=1)
+    evidence: list[Evidence] = Field(default_factory=list, description="Its strongest line")
+
+
+class GuideRef(BaseModel):
+    id: str
+    title: str
+    path: str = Field(description="Absolute path of the guide's markdown file")
+    uri: str = Field(description="MCP resource URI, aoti-guide://<id>")
+
+
+class Classification(BaseModel):
+    """The diagnosis of one log."""
+
+    pattern: str = Field(description="Pattern id (a public contract), 'unknown' if no rule matched")
+    title: str
+    summary: str
+    confidence: float = Field(ge=0, le=1, description="Noisy-OR of the weights of the winner's matched regexes")
+    alternatives: list[Alternative] = Field(default_factory=list, description="Next best patterns, up to 3")
+    evidence: list[Evidence] = Field(default_factory=list, description="Lines that decided it")
+    fields: dict[str, str] = Field(default_factory=dict, description="Values the rule captured")
+    guide: GuideRef
+    next_steps: list[NextStep] = Field(default_factory=list)
+    lines_scanned: int = 0
+    bytes_scanned: int = 0
+
+
+@dataclass
+class _Hits:
+    """Matches of one rule: bounded first/last lines per regex."""
+
+    rule: Rule
+    first: dict[int, list[tuple[int, str, dict[str, str]]]] = field(default_factory=dict)
+    last: dict[int, deque[tuple[int, str, dict[str, str]]]] = field(default_factory=dict)
+
+    def add(self, idx: int, lineno: int, text: str, groups: dict[str, str]) -> None:
+        hit = (lineno, text, groups)
+        first = self.first.setdefault(idx, [])
+        if len(first) < EVIDENCE_PER_PATTERN:
+            first.append(hit)
+        self.last.setdefault(idx, deque(maxlen=EVIDENCE_PER_PATTERN)).append(hit)
+
+    def score(self) -> float:
+        miss = 1.0
+        for idx in self.first:
+            miss *= 1.0 - self.rule.patterns[idx].weight
+        return round(1.0 - miss, 4)
+
+    def evidence(self) -> list[tuple[int, int, str, dict[str, str]]]:
+        """(pattern index, line, text, groups) sorted by line; first or last hits as the rule asks."""
+        source = self.first if self.rule.first_match else self.last
+        hits = [(idx, *h) for idx, hs in source.items() for h in hs]
+        hits.sort(key=lambda h: h[1])
+        return hits[:EVIDENCE_PER_PATTERN * 2] if self.rule.first_match else hits[-EVIDENCE_PER_PATTERN * 2:]
+
+
+class _Matcher:
+    """Compiled rules: needle -> [(rule index, pattern index, regex)]."""
+
+    def __init__(self, rule_list: list[Rule]):
+        self.rules = rule_list
+        self.by_needle: dict[bytes, list[tuple[int, int, re.Pattern[str]]]] = {}
+        for ri, rule in enumerate(rule_list):
+            for pi, p in enumerate(rule.patterns):
+                self.by_needle.setdefault(p.needle.encode(), []).append((ri, pi, re.compile(p.regex)))
+
+    def scan(self, chunks: Iterable[bytes]) -> tuple[list[_Hits], int, int, bool]:
+        """Hits per rule, line count, byte count, and whether the log was blank."""
+        hits = [_Hits(r) for r in self.rules]
+        lineno = nbytes = 0
+        blank = True
+        for chunk in _lines_chunks(chunks):
+            nbytes += len(chunk)
+            blank = blank and chunk.isspace()
+            spans: set[tuple[int, int]] = set()
+            for needle in self.by_needle:
+                pos = chunk.find(needle)
+                while pos != -1:
+                    start = chunk.rfind(b"\n", 0, pos) + 1
+                    end = chunk.find(b"\n", pos)
+                    end = len(chunk) if end == -1 else end
+                    spans.add((start, end))
+                    pos = chunk.find(needle, end)
+            counted = 0
+            for start, end in sorted(spans):
+                lineno += chunk.count(b"\n", counted, start)
+                counted = start
+                raw = chunk[start:end]
+                line = logclean.clean_line(raw.decode("utf-8", errors="replace"))
+                if line is None:
+                    continue
+                for needle, entries in self.by_needle.items():
+                    if needle not in raw:
+                        continue
+                    for ri, pi, rx in entries:
+                        m = rx.search(line)
+                        if m:
+                            groups = {k: v for k, v in m.groupdict().items() if v is not None}
+                            hits[ri].add(pi, lineno + 1, line[:EVIDENCE_TEXT], groups)
+            lineno += chunk.count(b"\n", counted)
+        return hits, lineno, nbytes, blank
+
+
+def _lines_chunks(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """Re-chunk so every chunk ends at a line boundary (or a cut of an over-long line); normalized."""
+    carry = b""
+    for raw in chunks:
+        data = carry + logclean.normalize_chunk(raw)
+        cut = data.rfind(b"\n") + 1
+        if not cut and len(data) > MAX_LINE:
+            cut = len(data)
+        carry = data[cut:]
+        if cut:
+            yield data[:cut]
+    if carry:
+        yield carry
+
+
+def _signal_name(exit_status: int | str | None) -> str | None:
+    if exit_status is None:
+        return None
+    if isinstance(exit_status, str):
+        if exit_status.lstrip("-").isdigit():
+            exit_status = int(exit_status)
+        else:
+            return exit_status.upper() if exit_status.upper().startswith("SIG") else None
+    num = -exit_status if exit_status < 0 else exit_status - 128 if 128 < exit_status < 160 else None
+    try:
+        return _signal.Signals(num).name if num else None
+    except ValueError:
+        return f"signal {num}"
+
+
+def _guide_ref(pattern: str) -> GuideRef:
+    g = load_guides()[pattern]
+    return GuideRef(id=g.id, title=g.title, path=str(g.path), uri=g.uri)
+
+
+def _evidence(h: _Hits, limit: int | None = None) -> list[Evidence]:
+    ev = [Evidence(line=line, text=text, pattern=h.rule.id, weight=h.rule.patterns[idx].weight)
+          for idx, line, text, _ in h.evidence()]
+    return ev if limit is None else sorted(ev, key=lambda e: -e.weight)[:limit]
+
+
+def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = None) -> Classification:
+    """Classify a stream of byte chunks (bounded memory for any log size)."""
+    rule_list = rules()
+    hits, nlines, nbytes, blank = _Matcher(rule_list).scan(chunks)
+    if blank:
+        raise BadInput("the log is empty: pass the full output of the failing run (stdout and stderr)")
+    sig = _signal_name(exit_status)
+    scored = {h.rule.id: (h.score(), h) for h in hits}
+    if sig:  # the exit status is evidence too, though not a line of the log
+        seg_score, seg = scored["segfault_no_message"]
+        scored["segfault_no_message"] = (max(seg_score, STRONG), seg)
+    matched = [(s, h) for s, h in scored.values() if s > 0]
+    tier = [m for m in matched if m[0] >= STRONG] or [m for m in matched if m[0] >= DECISIVE]
+    if tier:
+        score, win = max(tier, key=lambda m: m[1].rule.priority)
+    elif matched:
+        score, win = max(matched, key=lambda m: (m[0], m[1].rule.priority))
+    else:
+        score, win = 1.0, scored["unknown"][1]
+    guides = load_guides()
+    fields: dict[str, str] = {}
+    for _idx, _line, _text, groups in win.evidence():  # later (or, for first_match, earlier) hits win
+        for k, v in groups.items():
+            if k in win.rule.captures and (not win.rule.first_match or k not in fields):
+                fields[k] = win.rule.value_maps.get(k, {}).get(v, v)
+    if sig:
+        fields["signal"] = sig
+    evidence = [e for e in _evidence(win) if e.line > 0]
+    if sig and win.rule.id == "segfault_no_message":
+        evidence.append(Evidence(line=0, text=f"process ended by {sig} (exit status {exit_status})",
+                                 pattern="segfault_no_message", weight=STRONG))
+    others = sorted((m for m in matched if m[1] is not win), key=lambda m: (-m[0], -m[1].rule.priority))[:3]
+    g = guides[win.rule.id]
+    return Classification(
+        pattern=win.rule.id, title=g.title, summary=g.summary,
+        confidence=score if win.rule.id != "unknown" else round(1.0 - max((m[0] for m in matched), default=0), 4),
+        alternatives=[Alternative(pattern=h.rule.id, title=guides[h.rule.id].title, confidence=s,
+                                  evidence=[e for e in _evidence(h, 1) if e.line > 0]) for s, h in others],
+        evidence=evidence, fields=fields, guide=_guide_ref(win.rule.id), next_steps=win.rule.next_steps,
+        lines_scanned=nlines, bytes_scanned=nbytes,
+    )
+
+
+def _read_chunks(f: IO[bytes]) -> Iterator[bytes]:
+    while chunk := f.read(CHUNK):
+        yield chunk
+
+
+def classify_text(text: str | bytes, exit_status: int | str | None = None) -> Classification:
+    """Classify log text given in memory."""
+    data = text.encode("utf-8", errors="replace") if isinstance(text, str) else text
+    return classify_chunks((data[i:i + CHUNK] for i in range(0, len(data), CHUNK)), exit_status)
+
+
+def classify_file(path: str | Path, exit_status: int | str | None = None) -> Classification:
+    """Classify a log file, streamed."""
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise BadInput(f"no such log file: {p}")
+    if not p.is_file():
+        raise BadInput(f"not a regular file: {p}")
+    try:
+        with p.open("rb") as f:
+            result = classify_chunks(_read_chunks(f), exit_status)
+    except PermissionError as exc:
+        raise BadInput(f"cannot read {p}: {exc.strerror}") from exc
+    return result

@@ -1,0 +1,61 @@
+"""The aoti-debug command line: one subcommand per tool, mirroring the MCP server."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import traceback
+
+from aoti_debug import __version__
+from aoti_debug.errors import AotiDebugError
+
+# Subcommand -> module in this package with register(subparsers) and run(args) -> exit code.
+COMMANDS = {
+    "classify": "classify",
+    "parity": "parity",
+    "rerun": "rerun",
+    "get-run": "get_run",
+    "serve": "serve",
+    "guide": "guide",
+}
+
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 70
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="aoti-debug", description="Triage AOTInductor crashes with evidence.")
+    parser.add_argument("--version", action="version", version=f"aoti-debug {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, module in COMMANDS.items():
+        mod = importlib.import_module(f"aoti_debug.cli.{module}")
+        p = mod.register(sub, name)
+        p.set_defaults(_run=mod.run)
+    return parser
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args._run(args) or 0)
+    except AotiDebugError as exc:
+        print(f"aoti-debug: error: {_first_line(exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("aoti-debug: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # never a raw traceback for the user; one line, and the trace on request
+        if os.environ.get("AOTI_DEBUG_TRACEBACK"):
+            traceback.print_exc()
+        print(f"aoti-debug: internal error: {type(exc).__name__}: {_first_line(exc)}"
+              " (set AOTI_DEBUG_TRACEBACK=1 for the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL

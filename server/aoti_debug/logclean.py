@@ -1,0 +1,72 @@
+"""Clean a log before classification: ANSI codes and carriage returns per chunk, prefixes and boilerplate per line."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from aoti_debug.errors import DataError
+
+DATA = Path(__file__).parent / "data" / "clean.yaml"
+ANSI = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+
+
+class CleanRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    regex: str
+    strip: list[str] = Field(default_factory=list, description="Lines whose prefix this removes")
+    drop: list[str] = Field(default_factory=list, description="Lines this drops")
+    keep: list[str] = Field(default_factory=list, description="Look-alike lines this leaves alone")
+
+
+class CleanData(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    prefixes: list[CleanRule]
+    ignore: list[CleanRule]
+
+
+@cache
+def load() -> tuple[CleanData, re.Pattern[str], list[tuple[str, re.Pattern[str]]]]:
+    try:
+        data = CleanData.model_validate(yaml.safe_load(DATA.read_text(encoding="utf-8")))
+    except Exception as exc:  # yaml or validation: a packaging bug either way
+        raise DataError(f"{DATA}: {exc}") from exc
+    prefix = re.compile("(?:" + "|".join(f"(?:{r.regex})" for r in data.prefixes) + ")")
+    return data, prefix, [(r.name, re.compile(r.regex)) for r in data.ignore]
+
+
+def normalize_chunk(chunk: bytes) -> bytes:
+    """Strip ANSI escapes and turn CRLF and lone CR into LF (cheap no-op when absent)."""
+    if b"\x1b" in chunk:
+        chunk = ANSI.sub(b"", chunk)
+    if b"\r" in chunk:
+        chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return chunk
+
+
+def strip_prefixes(line: str) -> str:
+    _, prefix, _ = load()
+    while True:
+        m = prefix.match(line)
+        if not m or not m.end():
+            return line
+        line = line[m.end():]
+
+
+def ignored_by(line: str) -> str | None:
+    """Name of the boilerplate rule that drops this (already prefix-stripped) line, if any."""
+    for name, rx in load()[2]:
+        if rx.search(line):
+            return name
+    return None
+
+
+def clean_line(raw: str) -> str | None:
+    """A candidate line ready for rule regexes, or None when it is boilerplate."""
+    line = strip_prefixes(raw.rstrip("\n").strip("\x00"))
+    return None if ignored_by(line) else line

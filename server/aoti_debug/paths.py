@@ -1,0 +1,37 @@
+"""Where the guides, the skill and the examples live: the source checkout, else the copy inside the wheel."""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+@cache
+def project_root() -> Path:
+    """The folder holding SKILL.md and guides/ (a source checkout, or the bundle inside an installed wheel)."""
+    override = os.environ.get("AOTI_DEBUG_DATA_ROOT")
+    candidates = [Path(override)] if override else []
+    candidates += [_PACKAGE.parent.parent, _PACKAGE / "_bundled"]
+    for root in candidates:
+        if (root / "guides").is_dir() and (root / "SKILL.md").is_file():
+            return root
+    raise FileNotFoundError(f"no guides/ and SKILL.md found in any of {[str(c) for c in candidates]}")
+
+
+def guides_dir() -> Path:
+    return project_root() / "guides"
+
+
+def skill_file() -> Path:
+    return project_root() / "SKILL.md"
+
+
+def skill_dir() -> Path:
+    return project_root() / "skill"
+
+
+def examples_dir() -> Path:
+    return project_root() / "examples"

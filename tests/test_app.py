@@ -1,0 +1,102 @@
+"""The MCP server through real clients: in memory, over stdio, and with the server process checked for torch."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from aoti_debug.app import build_server
+from aoti_debug.guides import PATTERN_IDS, load_guides
+from mcp import Client, StdioServerParameters
+
+CPU_OOB = "Error: index out of bounds: 0 <= tmp7 < 2L"
+
+
+@pytest.fixture
+def server(tmp_path):
+    return build_server([tmp_path])
+
+
+@pytest.mark.anyio
+async def test_classify_error_returns_the_typed_model_with_all_annotations_set(server) -> None:
+    async with Client(server, raise_exceptions=True) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        tool = tools["classify_error"]
+        ann = tool.annotations
+        assert (ann.read_only_hint, ann.destructive_hint, ann.idempotent_hint, ann.open_world_hint) == (
+            True, False, True, False)
+        assert {"pattern", "confidence", "alternatives", "evidence", "fields", "guide", "next_steps"} <= set(
+            tool.output_schema["properties"])
+        result = await client.call_tool("classify_error", {"log_text": CPU_OOB})
+        assert not result.is_error
+        assert result.structured_content["pattern"] == "triton_index_out_of_bounds"
+        assert result.structured_content["guide"]["uri"] == "aoti-guide://triton_index_out_of_bounds"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("args, message", [
+    ({}, "exactly one of log_text or log_path"),
+    ({"log_text": "  "}, "empty"),
+    ({"log_path": "/etc/passwd"}, "outside the allowed roots"),
+    ({"log_path": "missing.log"}, "no such log file"),
+])
+async def test_bad_input_is_a_tool_error_the_model_can_read(server, args, message) -> None:
+    async with Client(server) as client:
+        result = await client.call_tool("classify_error", args)
+        assert result.is_error
+        assert message in result.content[0].text
+
+
+@pytest.mark.anyio
+async def test_a_log_file_inside_the_roots_is_classified(server, tmp_path) -> None:
+    (tmp_path / "run.log").write_text(f"starting\n{CPU_OOB}\n")
+    async with Client(server, raise_exceptions=True) as client:
+        result = await client.call_tool("classify_error", {"log_path": "run.log"})
+        assert result.structured_content["evidence"][0]["line"] == 2
+
+
+@pytest.mark.anyio
+async def test_a_symlink_escaping_the_roots_is_refused(server, tmp_path) -> None:
+    (tmp_path / "link.log").symlink_to("/etc/hostname")
+    async with Client(server) as client:
+        result = await client.call_tool("classify_error", {"log_path": "link.log"})
+        assert result.is_error and "outside the allowed roots" in result.content[0].text
+
+
+@pytest.mark.anyio
+async def test_every_guide_and_the_skill_are_markdown_resources(server) -> None:
+    async with Client(server, raise_exceptions=True) as client:
+        listed = {str(r.uri): r for r in (await client.list_resources()).resources}
+        for pid in PATTERN_IDS:
+            assert f"aoti-guide://{pid}" in listed
+        assert "aoti-skill://SKILL.md" in listed
+        guide = await client.read_resource("aoti-guide://triton_index_out_of_bounds")
+        content = guide.contents[0]
+        assert content.mime_type == "text/markdown"
+        assert content.text == load_guides()["triton_index_out_of_bounds"].text
+
+
+@pytest.mark.anyio
+async def test_the_triage_prompt_carries_the_log_and_the_flow(server) -> None:
+    async with Client(server, raise_exceptions=True) as client:
+        prompts = {p.name for p in (await client.list_prompts()).prompts}
+        assert "triage_crash" in prompts
+        got = await client.get_prompt("triage_crash", {"error_log": CPU_OOB, "repro_command": "python r.py"})
+        text = got.messages[0].content.text
+        assert CPU_OOB in text and "classify_error" in text and "check_parity" in text
+
+
+@pytest.mark.anyio
+@pytest.mark.spawns
+async def test_the_stdio_server_answers_a_real_client_and_never_imports_torch(tmp_path) -> None:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "aoti_debug", "serve", "--root", str(tmp_path)])
+    async with Client(params, raise_exceptions=True) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert "classify_error" in names
+        result = await client.call_tool("classify_error", {"log_text": CPU_OOB})
+        assert result.structured_content["pattern"] == "triton_index_out_of_bounds"
+    probe = ("import sys, aoti_debug.app as a, aoti_debug.cli as c; s = a.build_server(); "
+             "c.build_parser(); assert 'torch' not in sys.modules, 'torch imported'; print('ok')")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "ok", out.stderr
