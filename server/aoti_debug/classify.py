@@ -186,9 +186,10 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
         raise BadInput("the log is empty: pass the full output of the failing run (stdout and stderr)")
     sig = _signal_name(exit_status)
     scored = {h.rule.id: (h.score(), h) for h in hits}
-    if sig:  # the exit status is evidence too, though not a line of the log
+    if sig:  # the exit status is evidence too, though not a line of the log: strong only when nothing else is
         seg_score, seg = scored["segfault_no_message"]
-        scored["segfault_no_message"] = (max(seg_score, STRONG), seg)
+        cause_printed = any(sc >= DECISIVE for pid, (sc, _) in scored.items() if pid != "segfault_no_message")
+        scored["segfault_no_message"] = (max(seg_score, DECISIVE if cause_printed else STRONG), seg)
     matched = [(s, h) for s, h in scored.values() if s > 0]
     tier = [m for m in matched if m[0] >= STRONG] or [m for m in matched if m[0] >= DECISIVE]
     if tier:
