@@ -42,9 +42,9 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
                             open_world_hint=False)
 RERUN = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 # A run's files a client may read through aoti-run://{run_id}/{name}; at most the last RUN_FILE_BYTES of each.
-RUN_FILES = {"log": "combined.log", "stdout": "stdout.log", "stderr": "stderr.log", "result": "result.json",
-             "baseline": "baseline/combined.log", "forensics": "forensics/combined.log",
-             "memcheck": "forensics/memcheck.log"}
+RUN_FILES = {"log": ["combined.log"], "stdout": ["stdout.log"], "stderr": ["stderr.log"], "result": ["result.json"],
+             "baseline": ["baseline/combined.log"], "forensics": ["forensics/combined.log"],
+             "memcheck": ["memcheck.log", "forensics/memcheck.log"]}
 RUN_FILE_BYTES = 1 << 20
 
 
@@ -125,9 +125,10 @@ def _register_rerun(mcp: MCPServer, roots: list[Path]) -> None:
         with tool_errors():
             if name not in RUN_FILES:
                 raise BadInput(f"no run file {name!r}; known: {', '.join(RUN_FILES)}")
-            path = runs.run_path(run_id) / RUN_FILES[name]
-            if not path.is_file():
+            found = [p for p in (runs.run_path(run_id) / f for f in RUN_FILES[name]) if p.is_file()]
+            if not found:
                 raise BadInput(f"run {run_id} has no {name}")
+            path = found[0]
             size = path.stat().st_size
             text = runs.tail(path, RUN_FILE_BYTES)
             return text if size <= RUN_FILE_BYTES else f"[first {size - RUN_FILE_BYTES} bytes left out]\n{text}"

@@ -16,13 +16,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
-import anyio
 from pydantic import BaseModel, Field
 
-# SIGTERM first so a child can flush its logs; then SIGKILL after this grace period.
-TERM_GRACE_S = 2.0
-# Leftovers found after the leader exited get this long after SIGTERM before SIGKILL.
-LEFTOVER_GRACE_S = 0.5
+from aoti_debug.capture import CappedLog, Stream
+from aoti_debug.proctree import TERM_GRACE_S, TOKEN_VAR, Tree
+
+__all__ = ["TERM_GRACE_S", "TOKEN_VAR", "ProcResult", "ProcSpec", "child_env", "in_thread", "run", "run_async"]
+
 # After the leader exits, how long we keep reading pipes still held open by leftovers.
 DRAIN_S = 2.0
 # How often the waiting loop wakes to check the deadline, cancellation and progress.
@@ -33,9 +33,6 @@ READ_CHUNK = 1 << 20
 # Bigger pipe buffers mean fewer wakeups when a child floods its output (1 MiB is the unprivileged cap).
 PIPE_BYTES = 1 << 20
 F_SETPIPE_SZ = 1031
-# Every process a run starts inherits this marker, so descendants that left the process group and
-# lost their parent (setsid + double fork) are still found and killed.
-TOKEN_VAR = "AOTI_DEBUG_RUN_TOKEN"
 
 
 class ProcSpec(BaseModel):
@@ -96,157 +93,6 @@ class ProcResult(BaseModel):
             f"command: {tuple(self.argv)}\nreturn code: {status}\n"
             f"stdout: {block(self.stdout_tail)}\nstderr: {block(self.stderr_tail)}"
         )
-
-
-class _Log:
-    """A log file that stops growing at its cap."""
-
-    def __init__(self, path: Path, cap: int):
-        self._file = open(path, "wb")  # noqa: SIM115 - closed in close()
-        self._cap, self.written, self.truncated = cap, 0, False
-
-    def write(self, data: bytes) -> None:
-        room = self._cap - self.written
-        if len(data) > room:
-            self.truncated = True
-            data = data[:max(room, 0)]
-        if data:
-            self._file.write(data)
-            self.written += len(data)
-
-    def close(self) -> None:
-        self._file.close()
-
-
-class _Stream:
-    """One output stream: bounded head and tail in memory, the whole of it (up to a cap) on disk."""
-
-    def __init__(self, spec: ProcSpec, name: str, combined: _Log | None):
-        self.head, self.tail, self.total = bytearray(), bytearray(), 0
-        self._head_max, self._tail_max = spec.head_bytes, spec.tail_bytes
-        self._file = _Log(spec.log_dir / f"{name}.log", spec.max_log_bytes) if spec.log_dir else None
-        self._combined = combined
-        self._partial = bytearray()
-
-    @property
-    def truncated(self) -> bool:
-        return bool(self._file and self._file.truncated)
-
-    def feed(self, data: bytes) -> None:
-        self.total += len(data)
-        if len(self.head) < self._head_max:
-            self.head += data[: self._head_max - len(self.head)]
-        if len(data) >= self._tail_max:
-            self.tail = bytearray(data[-self._tail_max:])
-        else:
-            self.tail += data
-            if len(self.tail) > self._tail_max:
-                del self.tail[: len(self.tail) - self._tail_max]
-        if self._file:
-            self._file.write(data)
-        if self._combined:  # whole lines only, so the two streams do not tear each other's lines
-            self._partial += data
-            cut = self._partial.rfind(b"\n") + 1 or (len(self._partial) if len(self._partial) > READ_CHUNK else 0)
-            if cut:
-                self._combined.write(bytes(self._partial[:cut]))
-                del self._partial[:cut]
-
-    def close(self) -> None:
-        if self._combined and self._partial:
-            self._combined.write(bytes(self._partial) + b"\n")
-        if self._file:
-            self._file.close()
-
-
-def _ppids() -> dict[int, list[int]]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as f:
-                    stat = f.read()
-            except OSError:
-                continue
-            children.setdefault(int(stat[stat.rfind(b")") + 2:].split()[1]), []).append(int(entry))
-    return children
-
-
-def _descendants(root: int) -> set[int]:
-    """Pids below root by parent links (catches children that left the process group)."""
-    children, found, todo = _ppids(), set(), [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def _marked(token: str) -> set[int]:
-    """Live pids whose environment carries this run's token (zombies have no environment)."""
-    needle = f"\0{TOKEN_VAR}={token}\0".encode()
-    found = set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/environ", "rb") as f:
-                    if needle in b"\0" + f.read():
-                        found.add(int(entry))
-            except OSError:
-                continue
-    return found
-
-
-def tree(root: int, token: str | None) -> set[int]:
-    """Every process a run started that is still around, by parent links and by the run's token."""
-    found = _descendants(root) | (_marked(token) if token else set())
-    found.discard(os.getpid())
-    return found
-
-
-def _signal_all(pgid: int, extra: set[int], sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)  # pgid is the leader's pid: never getpgid() on a maybe-reaped pid
-    except (ProcessLookupError, PermissionError):
-        pass
-    for pid in extra:
-        try:
-            os.kill(pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
-def _kill_tree(proc: subprocess.Popen[bytes], token: str) -> None:
-    """TERM the group and every descendant, wait a grace period, then KILL what is left."""
-    pids = tree(proc.pid, token)
-    _signal_all(proc.pid, pids, signal.SIGTERM)
-    try:
-        proc.wait(timeout=TERM_GRACE_S)
-    except subprocess.TimeoutExpired:
-        pass
-    _signal_all(proc.pid, pids | tree(proc.pid, token), signal.SIGKILL)
-    proc.wait()
-
-
-def _kill_leftovers(pgid: int, token: str) -> int:
-    """After the leader exited: TERM, briefly wait, then KILL everything the run left behind."""
-    pids = found = tree(pgid, token)
-    _signal_all(pgid, pids, signal.SIGTERM)
-    until = time.monotonic() + LEFTOVER_GRACE_S
-    while pids and time.monotonic() < until:
-        time.sleep(POLL_S)
-        pids = {p for p in pids if _alive(p)}
-    _signal_all(pgid, pids | (tree(pgid, token) if found else set()), signal.SIGKILL)
-    return len(found)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return False
-    return stat[stat.rfind(b")") + 2:][:1] not in (b"Z", b"X")
 
 
 def child_env(overrides: dict[str, str | None], token: str | None = None) -> dict[str, str]:
@@ -313,8 +159,9 @@ def run(
     """Run spec to completion, timeout or cancellation; never raises for the child's failures."""
     if spec.log_dir:
         spec.log_dir.mkdir(parents=True, exist_ok=True)
-    combined = _Log(spec.log_dir / "combined.log", spec.max_log_bytes) if spec.log_dir else None
-    out, err = _Stream(spec, "stdout", combined), _Stream(spec, "stderr", combined)
+    combined = CappedLog(spec.log_dir / "combined.log", spec.max_log_bytes) if spec.log_dir else None
+    out, err = (Stream(spec.log_dir / f"{name}.log" if spec.log_dir else None, spec.head_bytes, spec.tail_bytes,
+                       spec.max_log_bytes, combined) for name in ("stdout", "stderr"))
     result = ProcResult(
         argv=spec.argv, cwd=str(spec.cwd) if spec.cwd else None, env_overrides=spec.env_overrides,
         log_dir=str(spec.log_dir) if spec.log_dir else None,
@@ -322,7 +169,7 @@ def run(
     )
     token = secrets.token_hex(8)
     sel = selectors.DefaultSelector()
-    streams: dict[int, _Stream] = {}
+    streams: dict[int, Stream] = {}
     start = time.monotonic()
     try:
         try:
@@ -330,6 +177,7 @@ def run(
         except OSError as exc:
             result.spawn_error = f"{type(exc).__name__}: {exc}"
             return result
+        tree = Tree(proc.pid, token)
         streams.update({out_fd: out, err_fd: err})
         for fd in streams:
             sel.register(fd, selectors.EVENT_READ)
@@ -363,18 +211,21 @@ def run(
                 if on_progress and now - last_progress >= PROGRESS_EVERY_S:
                     last_progress = now
                     on_progress(now - start, out.total + err.total)
-                if not sel.get_map():
-                    time.sleep(POLL_S)
+                if not sel.get_map():  # both streams closed: the exit is near, wake for it at once
+                    try:
+                        proc.wait(timeout=min(POLL_S, max(0.0, deadline - now)))
+                    except subprocess.TimeoutExpired:
+                        pass
                 else:
                     pump(min(POLL_S, deadline - now))
         finally:  # also on KeyboardInterrupt: no child outlives the wrapper
             if proc.poll() is None:
-                _kill_tree(proc, token)
+                tree.kill(proc)
         drain_until = time.monotonic() + DRAIN_S
         while sel.get_map() and time.monotonic() < drain_until:
             pump(POLL_S)
         # Whatever is still running (background grandchildren, daemons) is killed: no orphan survives.
-        result.leftovers_killed = _kill_leftovers(proc.pid, token)
+        result.leftovers_killed = tree.kill_leftovers()
         while sel.get_map() and pump(0):
             pass
         result.returncode = proc.returncode
@@ -411,6 +262,8 @@ async def in_thread(work: Callable[[threading.Event, Note], T], *, on_progress: 
 
     note(elapsed_s, output_bytes, message) records progress; on_progress is awaited with it when elapsed grows.
     """
+    import anyio  # only async callers (the MCP server) need it; the core runs without it
+
     cancel = threading.Event()
     box: dict[str, object] = {}
     state: list[tuple[float, int, str]] = [(0.0, 0, "")]

@@ -1,0 +1,21 @@
+"""aoti-debug get-run RUN_ID [--json]: a finished rerun's result, read from its run directory."""
+
+from __future__ import annotations
+
+import argparse
+
+from aoti_debug.cli._out import emit
+from aoti_debug.cli.rerun import human
+from aoti_debug.rerun import get_run
+
+
+def register(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentParser:
+    p = sub.add_parser(name, help="Show a rerun's result by run id")
+    p.add_argument("run_id")
+    p.add_argument("--json", action="store_true", help="Print the RunResult model as JSON")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    emit(get_run(args.run_id), args.json, human)
+    return 0

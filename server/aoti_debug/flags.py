@@ -1,0 +1,172 @@
+"""The debug-flag allow-list and rerun presets (data in guides/debug-flags.md), and validation of a request."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from aoti_debug.errors import BadInput, DataError
+from aoti_debug.guides import parse_guide
+from aoti_debug.paths import guides_dir
+from aoti_debug.roots import check_path
+
+GUIDE = "debug-flags"
+Phase = Literal["compile", "runtime"]
+# Flags whose value is a directory: placed in the run directory, or checked against the roots.
+DIR_FLAGS = {"TORCH_TRACE": "trace", "TORCHINDUCTOR_CACHE_DIR": "inductor_cache"}
+# Flags whose value names a program: it must be an existing executable file.
+EXEC_FLAGS = {"CXX"}
+# Presets that wrap the command in a tool instead of (or besides) setting flags.
+WRAPPER_PRESETS = {"backtrace": "gdb or cuda-gdb", "memcheck": "compute-sanitizer"}
+MAX_VALUE = 1024
+_NAME = r"^[A-Z][A-Z0-9_]*$"
+
+
+class FlagSpec(BaseModel):
+    """One allowed environment variable."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(pattern=_NAME)
+    values: list[str] | None = Field(None, description="Allowed values; None: any value value_regex accepts")
+    value_regex: str | None = Field(None, description="Full-match regex for values when values is None")
+    phase: Phase = Field(description="compile: acts only when the package is (re)built; runtime: on every run")
+    effect: str
+    cost: str
+    observed: str | bool | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> FlagSpec:
+        if self.value_regex is not None:
+            try:
+                re.compile(self.value_regex)
+            except re.error as exc:
+                raise ValueError(f"{self.name}: bad value_regex: {exc}") from exc
+        if self.values is None and self.value_regex is None and self.name not in (*DIR_FLAGS, *EXEC_FLAGS):
+            raise ValueError(f"{self.name}: give values or value_regex")
+        return self
+
+
+class Preset(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    flags: dict[str, str] = Field(default_factory=dict)
+    why: str
+
+
+class FlagTable(BaseModel):
+    """The front matter's flags and presets."""
+
+    model_config = ConfigDict(extra="ignore")
+    flags: list[FlagSpec]
+    presets: dict[str, Preset]
+
+    @model_validator(mode="after")
+    def _presets_use_known_flags(self) -> FlagTable:
+        names = {f.name for f in self.flags}
+        for pname, p in self.presets.items():
+            unknown = set(p.flags) - names
+            if unknown:
+                raise ValueError(f"preset {pname} uses flags not in the table: {sorted(unknown)}")
+            for k, v in p.flags.items():
+                spec = self.by_name[k]
+                if k not in DIR_FLAGS and k not in EXEC_FLAGS and not value_ok(spec, v):
+                    raise ValueError(f"preset {pname}: {k}={v!r} is not an allowed value")
+        return self
+
+    @property
+    def by_name(self) -> dict[str, FlagSpec]:
+        return {f.name: f for f in self.flags}
+
+
+def value_ok(spec: FlagSpec, value: str) -> bool:
+    if spec.values is not None:
+        return value in spec.values
+    return spec.value_regex is None or re.fullmatch(spec.value_regex, value) is not None
+
+
+@cache
+def flag_table(path: Path | None = None) -> FlagTable:
+    """Load and validate the table from guides/debug-flags.md."""
+    guide = parse_guide(path or guides_dir() / f"{GUIDE}.md")
+    try:
+        return FlagTable.model_validate(guide.meta)
+    except ValidationError as exc:
+        raise DataError(f"{guide.path}: invalid flag table:\n{exc}") from exc
+
+
+class FlagUse(BaseModel):
+    """A flag set for a run, where it came from, and whether it could act."""
+
+    name: str
+    value: str
+    phase: Phase
+    source: str = Field(description="'default', 'preset:<name>' or 'flag'")
+    effect: str = ""
+    applied: bool | None = Field(
+        None, description="False: a compile-time flag on a run that built nothing, so it had no effect; None: unknown"
+    )
+
+
+def _check_value(spec: FlagSpec, value: str, roots: list[Path], cwd: Path) -> str:
+    if not isinstance(value, str) or any(c in value for c in "\0\n\r") or len(value) > MAX_VALUE:
+        raise BadInput(f"{spec.name}: the value must be one line of at most {MAX_VALUE} characters")
+    if value.startswith("-"):
+        raise BadInput(f"{spec.name}={value!r}: values starting with '-' are refused")
+    if spec.name in EXEC_FLAGS:
+        found = shutil.which(value) if "/" not in value else value
+        p = Path(found).expanduser() if found else None
+        if p is None or not p.is_file() or not os.access(p, os.X_OK):
+            raise BadInput(f"{spec.name}={value!r}: not an existing executable file")
+        return str(p.resolve() if "/" in value else p)
+    if spec.name in DIR_FLAGS:
+        return str(check_path(value, roots, what=spec.name, base=cwd))
+    if not value_ok(spec, value):
+        allowed = spec.values if spec.values is not None else f"values matching {spec.value_regex}"
+        raise BadInput(f"{spec.name}={value!r} is not allowed; allowed: {allowed}")
+    return value
+
+
+def resolve(
+    presets: list[str], flags: dict[str, str], *, roots: list[Path], cwd: Path, run_dir: Path,
+    fresh_cache: bool = True, table: FlagTable | None = None,
+) -> list[FlagUse]:
+    """Defaults, then presets in order, then explicit flags (later wins); BadInput for anything refused."""
+    table = table or flag_table()
+    specs = table.by_name
+    out: dict[str, FlagUse] = {}
+
+    def put(name: str, value: str, source: str) -> None:
+        spec = specs[name]
+        out[name] = FlagUse(name=name, value=value, phase=spec.phase, source=source, effect=spec.effect)
+
+    # faulthandler turns a silent segfault into the Python frame that crashed; every run gets it.
+    if "PYTHONFAULTHANDLER" in specs:
+        put("PYTHONFAULTHANDLER", "1", "default")
+    if fresh_cache and "TORCHINDUCTOR_CACHE_DIR" in specs:
+        put("TORCHINDUCTOR_CACHE_DIR", str(run_dir / DIR_FLAGS["TORCHINDUCTOR_CACHE_DIR"]), "default")
+    for pname in presets:
+        if pname not in table.presets:
+            raise BadInput(f"unknown preset {pname!r}; known: {', '.join(sorted(table.presets))}")
+        for name, value in table.presets[pname].flags.items():
+            if name in DIR_FLAGS:  # a preset's directory always lives in the run directory
+                value = str(run_dir / DIR_FLAGS[name])
+            elif name in EXEC_FLAGS:
+                value = _check_value(specs[name], value, roots, cwd)
+            put(name, value, f"preset:{pname}")
+    for name, value in flags.items():
+        if name not in specs:
+            raise BadInput(
+                f"environment variable {name!r} is not an allowed debug flag (only the allow-list in "
+                f"guides/debug-flags.md may be set: {', '.join(sorted(specs))})"
+            )
+        put(name, _check_value(specs[name], value, roots, cwd), "flag")
+    return list(out.values())
+
+
+def env_overrides(uses: list[FlagUse]) -> dict[str, str | None]:
+    return {u.name: u.value for u in uses}

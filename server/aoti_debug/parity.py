@@ -1,0 +1,152 @@
+"""check_parity: the package's contract vs the target runtime and the actual inputs, as one report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from aoti_debug import probe
+from aoti_debug.contract import Checks, ModelFacts, PackageFacts
+from aoti_debug.errors import BadInput
+from aoti_debug.inspect_pt2 import inspect_package
+from aoti_debug.parity_env import package_mismatches, runtime_mismatches
+from aoti_debug.parity_inputs import InputComparison, compare_inputs
+from aoti_debug.parity_rules import Mismatch, make, ordered
+from aoti_debug.probe import ActualInput, ProbeOutcome, RuntimeFacts
+
+
+class ParityReport(BaseModel):
+    """Does this package fit this runtime and these inputs? Mismatches first, then the facts behind them."""
+
+    ok: bool = Field(description="True only if every comparison ran and none found an error")
+    summary: str = Field(description="One line: counts and the first mismatches")
+    mismatches: list[Mismatch] = Field(default_factory=list, description="Errors first, then warnings, then info")
+    predicted_check_error: str | None = Field(
+        None, description="The error a run with AOTI_RUNTIME_CHECK_INPUTS=1 will raise for these inputs")
+    checks: Checks | None = Field(None, description="How the package's input checks are compiled in")
+    inputs: list[InputComparison] = Field(default_factory=list, description="Per input position: expected vs got")
+    inputs_source: str | None = Field(None, description="The inputs file or 'json'")
+    model: str | None = Field(None, description="The model compared (a folder under data/aotinductor/)")
+    load_device: str | None = None
+    runtime: RuntimeFacts | None = Field(None, description="The target Python, as the probe saw it")
+    package: PackageFacts
+    unchecked: list[str] = Field(default_factory=list, description="What could not be compared, and why")
+
+
+def _summary(mismatches: list[Mismatch], unchecked: list[str]) -> str:
+    counts = {s: sum(m.severity == s for m in mismatches) for s in ("error", "warning", "info")}
+    head = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n) or "no mismatches"
+    first = "; ".join(m.message for m in mismatches if m.severity == "error")[:400]
+    tail = f" ({len(unchecked)} comparison(s) skipped)" if unchecked else ""
+    return f"{head}{tail}" + (f": {first}" if first else "")
+
+
+def build_report(facts: PackageFacts, model: ModelFacts | None, runtime: ProbeOutcome | None,
+                 inputs: list[ActualInput] | None, inputs_source: str | None = None,
+                 inputs_error: str | None = None, load_device: str | None = None) -> ParityReport:
+    """Compare; every part that could not be read becomes an 'unchecked' line, never an exception."""
+    mismatches: list[Mismatch] = []
+    unchecked: list[str] = []
+    if model is not None and len(facts.models) > 1:
+        others = ", ".join(m.name for m in facts.models if m is not model)
+        unchecked.append(f"compared model '{model.name}' only; the package also holds {others}")
+    for name, why in facts.unsafe_members.items():
+        mismatches.append(make("unsafe_member", f"member {name!r} {why}", expected="a relative path", got=name))
+    rt: RuntimeFacts | None = None
+    rows: list[InputComparison] = []
+    if model is not None:
+        unchecked += [f"{model.name}: {n}" for n in model.notes]
+        mismatches += package_mismatches(model, load_device)
+        if runtime is None:
+            unchecked.append("runtime not probed: no comparison with the target machine")
+        else:
+            rt, err = probe.runtime_facts(runtime)
+            if err:
+                unchecked.append(err)
+            if rt is not None:
+                mismatches += runtime_mismatches(model, rt, load_device)
+        if inputs_error:
+            unchecked.append(inputs_error)
+        if inputs is not None:
+            if model.contract is None:
+                unchecked.append("inputs not compared: the package's input contract could not be read")
+            else:
+                rows, found = compare_inputs(model.contract, inputs)
+                mismatches += found
+                if model.contract.checks == "absent":
+                    mismatches.append(make("checks_absent", "the package has no input check code"))
+    mismatches = ordered(mismatches)
+    first = next((m for m in mismatches if m.first_check_failure), None)
+    ok = not unchecked_blocking(model, rt, inputs, inputs_error) and not any(m.severity == "error" for m in mismatches)
+    return ParityReport(
+        ok=ok, summary=_summary(mismatches, unchecked), mismatches=mismatches,
+        predicted_check_error=first.with_check if first else None,
+        checks=model.contract.checks if model and model.contract else None, inputs=rows,
+        inputs_source=inputs_source, model=model.name if model else None, load_device=load_device, runtime=rt,
+        package=facts, unchecked=unchecked,
+    )
+
+
+def unchecked_blocking(model: ModelFacts | None, rt: RuntimeFacts | None, inputs: list[ActualInput] | None,
+                       inputs_error: str | None) -> bool:
+    """Parts whose absence makes 'ok' unprovable: no model, no runtime facts, inputs asked for but unread."""
+    return model is None or rt is None or rt.torch_error is not None or inputs_error is not None or (
+        inputs is not None and model.contract is None)
+
+
+class _Prepared(BaseModel):
+    facts: PackageFacts
+    model: ModelFacts
+    python: str
+    probe_file: Path | None = None
+    inputs: list[ActualInput] | None = None
+    inputs_source: str | None = None
+
+
+def _prepare(package: str | Path, inputs_file: str | Path | None, inputs: list[ActualInput] | None,
+             model: str | None, python: str | None) -> _Prepared:
+    if inputs_file is not None and inputs is not None:
+        raise BadInput("pass the inputs as a file or as JSON, not both")
+    facts = inspect_package(package)
+    chosen = facts.model(model)
+    if chosen is None:
+        raise BadInput(f"no model {model!r} in {package}; models: {', '.join(m.name for m in facts.models)}")
+    prepared = _Prepared(facts=facts, model=chosen, python=probe.check_python(python), inputs=inputs,
+                         inputs_source="json" if inputs is not None else None)
+    if inputs_file is not None:
+        p = Path(inputs_file).expanduser()
+        if not p.is_file():
+            raise BadInput(f"no such inputs file: {p}")
+        prepared.inputs_source = str(p)
+        if p.suffix == ".json":
+            prepared.inputs = probe.parse_inputs_json(p.read_text(encoding="utf-8", errors="replace"))
+        else:
+            prepared.probe_file = p
+    return prepared
+
+
+def _finish(p: _Prepared, runtime: ProbeOutcome | None, probed: ProbeOutcome | None,
+            load_device: str | None) -> ParityReport:
+    inputs, error = p.inputs, None
+    if probed is not None:
+        inputs, error = probe.actual_inputs(probed, p.inputs_source or "")
+    return build_report(p.facts, p.model, runtime, inputs, p.inputs_source, error, load_device)
+
+
+def check_parity(package: str | Path, *, inputs_file: str | Path | None = None,
+                 inputs: list[ActualInput] | None = None, load_device: str | None = None,
+                 python: str | None = None, model: str | None = None, probe_runtime: bool = True) -> ParityReport:
+    """Check a .pt2 against the target Python (probed in a subprocess) and, if given, the actual inputs."""
+    p = _prepare(package, inputs_file, inputs, model, python)
+    runtime, probed = probe.run_probes(p.python, p.probe_file) if (probe_runtime or p.probe_file) else (None, None)
+    return _finish(p, runtime if probe_runtime else None, probed, load_device)
+
+
+async def check_parity_async(package: str | Path, *, inputs_file: str | Path | None = None,
+                             inputs: list[ActualInput] | None = None, load_device: str | None = None,
+                             python: str | None = None, model: str | None = None) -> ParityReport:
+    """check_parity for the MCP server: the probe runs off the event loop and dies with a cancelled call."""
+    p = _prepare(package, inputs_file, inputs, model, python)
+    runtime, probed = await probe.run_probes_async(p.python, p.probe_file)
+    return _finish(p, runtime, probed, load_device)

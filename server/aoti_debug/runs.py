@@ -1,0 +1,156 @@
+"""Run directories, run ids, persisted results and the bounded registry of background runs."""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import re
+import secrets
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aoti_debug.errors import BadInput
+from aoti_debug.proc import Note
+from aoti_debug.roots import runs_dir
+
+log = logging.getLogger("aoti_debug.runs")
+
+RUN_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
+# Old run directories are deleted beyond this many (each may hold an inductor cache).
+MAX_KEPT_RUNS = 50
+# Background runs at once: each may compile with every core.
+MAX_ACTIVE = 4
+# On server exit, how long to wait for background runs to kill their process trees.
+SHUTDOWN_WAIT_S = 10.0
+RESULT = "result.json"
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+def run_path(run_id: str) -> Path:
+    """The directory of a run; BadInput for anything that is not a run id (no path tricks)."""
+    if not isinstance(run_id, str) or not RUN_ID.match(run_id):
+        raise BadInput(f"{run_id!r} is not a run id (like 20250101-120000-a1b2c3)")
+    return runs_dir() / run_id
+
+
+def create(run_id: str) -> Path:
+    path = run_path(run_id)
+    path.mkdir(parents=True, exist_ok=False)
+    prune()
+    return path
+
+
+def prune(keep: int = MAX_KEPT_RUNS) -> list[str]:
+    """Delete the oldest run directories beyond keep, never an active one."""
+    folder = runs_dir()
+    if not folder.is_dir():
+        return []
+    ids = sorted(p.name for p in folder.iterdir() if RUN_ID.match(p.name) and p.is_dir())
+    with _lock:
+        active = set(_active)
+    gone = [i for i in ids[: max(0, len(ids) - keep)] if i not in active]
+    for i in gone:
+        shutil.rmtree(folder / i, ignore_errors=True)
+    return gone
+
+
+def save(run_id: str, json_text: str, name: str = RESULT) -> Path:
+    """Write atomically, so a poller never reads half a file."""
+    path = run_path(run_id) / name
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json_text, encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def load(run_id: str, name: str = RESULT) -> str | None:
+    path = run_path(run_id) / name
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+def tail(path: Path, nbytes: int) -> str:
+    """The last nbytes of a file, decoded leniently ('' if absent)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - nbytes))
+            return f.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+@dataclass
+class Active:
+    """A background run: its thread, how to cancel it, its latest progress, and what started it."""
+
+    cancel: threading.Event
+    started: float
+    payload: Any
+    thread: threading.Thread | None = None
+    progress: list[tuple[float, int, str]] = field(default_factory=lambda: [(0.0, 0, "starting")])
+
+
+_lock = threading.Lock()
+_active: dict[str, Active] = {}
+
+
+def start(run_id: str, work: Callable[[threading.Event, Note], None], payload: Any) -> Active:
+    """Run work(cancel, note) on a thread; it must persist its own result before returning."""
+    with _lock:
+        for rid in [r for r, a in _active.items() if a.thread and not a.thread.is_alive()]:
+            del _active[rid]
+        if len(_active) >= MAX_ACTIVE:
+            raise BadInput(f"{MAX_ACTIVE} runs are already going ({', '.join(sorted(_active))}); "
+                           "poll them with get_run and start this one when one ends")
+        cancel = threading.Event()
+        entry = Active(cancel=cancel, started=time.monotonic(), payload=payload)
+
+        def note(elapsed: float, nbytes: int, message: str = "") -> None:
+            entry.progress[0] = (elapsed, nbytes, message)
+
+        def target() -> None:
+            try:
+                work(cancel, note)
+            except Exception:  # the run's own code persists failures; this is the last resort
+                log.exception("background run %s failed", run_id)
+            finally:
+                with _lock:
+                    _active.pop(run_id, None)
+
+        entry.thread = threading.Thread(target=target, daemon=True, name=f"aoti-debug-{run_id}")
+        _active[run_id] = entry
+        entry.thread.start()
+    return entry
+
+
+def active(run_id: str) -> Active | None:
+    with _lock:
+        return _active.get(run_id)
+
+
+def wait(run_id: str, timeout: float | None = None) -> None:
+    entry = active(run_id)
+    if entry and entry.thread:
+        entry.thread.join(timeout)
+
+
+@atexit.register
+def shutdown() -> None:
+    """Cancel every background run, so its process tree is killed before the server exits."""
+    with _lock:
+        entries = list(_active.values())
+    for e in entries:
+        e.cancel.set()
+    deadline = time.monotonic() + SHUTDOWN_WAIT_S
+    for e in entries:
+        if e.thread:
+            e.thread.join(max(0.0, deadline - time.monotonic()))
