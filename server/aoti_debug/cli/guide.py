@@ -5,15 +5,24 @@ from __future__ import annotations
 import argparse
 
 from aoti_debug.guides import get_guide, load_guides
+from aoti_debug.skilldoc import routing_table, write_table
 
 
 def register(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentParser:
     p = sub.add_parser(name, help="List the guides, or print one by id")
     p.add_argument("id", nargs="?", help="Guide id (a pattern id or a workflow guide)")
+    p.add_argument("--routing-table", action="store_true", help="Print SKILL.md's routing table (from the rules)")
+    p.add_argument("--write-skill", action="store_true", help="Regenerate the routing table inside SKILL.md")
     return p
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.routing_table:
+        print(routing_table())
+        return 0
+    if args.write_skill:
+        print("SKILL.md " + ("updated" if write_table() else "already current"))
+        return 0
     if args.id is None:
         for g in load_guides().values():
             print(f"{g.id:28} {g.kind:8} {g.title}")

@@ -1,0 +1,94 @@
+"""Classify a generated large log (real printer output repeated, the error at the end) beside GNU grep -E.
+
+    python benchmarks/classify_speed.py [--mb 100] [--runs 3]
+
+Prints wall time and peak RSS of `aoti-debug classify FILE --json` and of `grep -E -c -f PATTERNS FILE`
+over the same file, where PATTERNS is every rule regex translated to POSIX ERE. Targets (issue 2):
+classify within 2x of grep's wall time, peak RSS under 64 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# Real level-2 printer output captured on an H200 (torch 2.11), minus its failure lines.
+SOURCE = ROOT / "tests" / "fixtures" / "gpu_capture" / "logs" / "nan.printer2.log"
+ERROR = "Error: index out of bounds: 0 <= tmp7 < 2L\n"
+
+
+def make_log(path: Path, mb: int) -> None:
+    body = "".join(line for line in SOURCE.read_text().splitlines(keepends=True)
+                   if not line.startswith("#") and "NaN" not in line and "Error" not in line).encode()
+    with path.open("wb") as f:
+        for _ in range(mb * 2**20 // len(body)):
+            f.write(body)
+        f.write(ERROR.encode())
+
+
+def to_ere(regex: str) -> str | None:
+    """Python regex -> POSIX ERE for grep -E; None where a construct has no ERE form (lookarounds)."""
+    if "(?=" in regex or "(?!" in regex or "(?<" in regex.replace("(?P<", ""):
+        return None
+    ere = re.sub(r"\(\?P<\w+>", "(", regex).replace("(?:", "(")
+    for py, posix in (("\\d", "[0-9]"), ("\\s", "[[:space:]]"), ("\\S", "[^[:space:]]"), ("\\w", "[[:alnum:]_]"),
+                      ("\\W", "[^[:alnum:]_]"), ("*?", "*"), ("+?", "+"), ("??", "?")):
+        ere = ere.replace(py, posix)
+    return ere
+
+
+def patterns() -> list[str]:
+    sys.path.insert(0, str(ROOT / "server"))
+    from aoti_debug.guides import rules
+
+    return [e for r in rules() for p in r.patterns if (e := to_ere(p.regex))]
+
+
+def timed(argv: list[str]) -> tuple[float, float]:
+    """Wall seconds and the child's peak RSS in MiB (each measurement in its own wrapper process)."""
+    code = ("import resource,subprocess,sys,time; t=time.perf_counter(); "
+            "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=False); "
+            "print(time.perf_counter()-t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True)
+    wall, rss_kb = out.stdout.split()
+    return float(wall), int(rss_kb) / 1024
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mb", type=int, default=100)
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        log, pats = Path(tmp) / "big.log", Path(tmp) / "patterns.ere"
+        make_log(log, args.mb)
+        eres = patterns()
+        pats.write_text("\n".join(eres) + "\n")
+        exe = [sys.executable, "-m", "aoti_debug", "classify", str(log), "--json"]
+        check = subprocess.run(exe, capture_output=True, text=True, check=True)
+        assert '"pattern": "triton_index_out_of_bounds"' in check.stdout, check.stdout[:500]
+        rows = {"aoti-debug classify": exe, f"grep -E -c -f ({len(eres)} patterns)": ["grep", "-E", "-c", "-f",
+                                                                                     str(pats), str(log)]}
+        print(f"log: {log.stat().st_size / 2**20:.0f} MiB of real printer output, error on the last line")
+        results = {}
+        for name, argv in rows.items():
+            runs = [timed(argv) for _ in range(args.runs)]
+            results[name] = (statistics.median(w for w, _ in runs), max(r for _, r in runs))
+            print(f"{name:42} wall {results[name][0]:7.2f} s   peak RSS {results[name][1]:7.1f} MiB")
+        (cw, crss), (gw, _) = results.values()
+        print(f"classify / grep wall ratio: {cw / gw:.2f} (target <= 2.0); classify RSS {crss:.0f} MiB "
+              f"(target < 64)")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    main()
