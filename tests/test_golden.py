@@ -4,41 +4,23 @@ from __future__ import annotations
 
 import os
 
+import make_fixture_logs as mfl
 import pytest
-from aoti_debug.classify import classify_text
-from aoti_debug.guides import PATTERN_IDS, load_guides
-from golden import Golden, all_fixtures, load, rebless
+from aoti_debug.guides import PATTERN_IDS
+from golden import all_fixtures, capture_spans, captured_by_line, classify, load, rebless
 
-
-def _captured_by_line(result, g: Golden) -> dict[int, set[str]]:
-    """Raw captured substrings per evidence line (before value maps), found again in the line text."""
-    lines = g.text.split("\n")
-    rule = load_guides()[result.pattern].rule
-    out: dict[int, set[str]] = {}
-    import re
-
-    for e in result.evidence:
-        if e.line <= 0:
-            continue
-        text = lines[e.line - 1]
-        vals: set[str] = set()
-        for p in rule.patterns:
-            m = re.search(p.regex, e.text)
-            if m:
-                vals |= {v for k, v in m.groupdict().items() if v and k in rule.captures and v in text}
-        out[e.line] = vals
-    return out
+HEADER_LINES_SEARCHED = 12
 
 
 def test_every_golden_log_classifies_with_its_marked_evidence() -> None:
     problems = []
     for path in all_fixtures():
         g = load(path)
-        result = classify_text(g.text, g.exit_status)
+        result = classify(g)
         got_lines = {e.line for e in result.evidence if e.line > 0}
-        captured = _captured_by_line(result, g) if result.pattern == g.pattern else {}
+        captured = captured_by_line(result, g) if result.pattern == g.pattern else {}
         if os.environ.get("UPDATE_GOLDENS") and result.pattern == g.pattern:
-            rebless(g, got_lines, captured)
+            rebless(g, capture_spans(result, g))
             continue
         if result.pattern != g.pattern:
             problems.append(f"{path.name}: classified as {result.pattern} ({result.confidence}), "
@@ -58,5 +40,19 @@ def test_every_pattern_has_a_golden_log_and_every_golden_log_names_a_pattern() -
 
 @pytest.mark.parametrize("path", all_fixtures(), ids=lambda p: p.name)
 def test_every_golden_log_states_where_it_came_from(path) -> None:
-    head = path.read_text(encoding="utf-8", errors="replace").split("\n", 12)[:12]
-    assert any(line.startswith("# source:") for line in head), f"{path.name}: no '# source:' header line"
+    g = load(path)
+    head = g.text.split("\n")[:min(g.header, HEADER_LINES_SEARCHED)]
+    assert any(line.startswith("# source: ") for line in head), f"{path.name}: no '# source:' line in its header"
+
+
+@pytest.mark.parametrize("path", all_fixtures(), ids=lambda p: p.name)
+def test_every_marked_line_is_log_text_not_header(path) -> None:
+    g = load(path)
+    assert all(n > g.header for n in g.match_lines), f"{path.name}: a MATCH marker inside the header"
+    assert g.text.split("\n")[g.header:] != [], f"{path.name}: a header with no log"
+
+
+def test_every_case_of_the_fixture_script_has_its_golden_log() -> None:
+    expected = {f"{c.pattern}__{c.name}.log" for c in [*mfl.CASES, *mfl.GPU_FIXTURES, *mfl.EARLIER_RUNS]}
+    missing = expected - {p.name for p in all_fixtures()}
+    assert missing == set(), f"run: python tests/make_fixture_logs.py {' '.join(sorted(missing))}"

@@ -21,6 +21,8 @@ CHUNK = 1 << 20
 MAX_LINE = 1 << 20
 EVIDENCE_PER_PATTERN = 4
 EVIDENCE_TEXT = 400
+# Logs repeat lines (printer stats, per-thread asserts): a bounded memo matches each distinct line once.
+MEMO_LINE, MEMO_ENTRIES = 4096, 20000
 DECISIVE, STRONG = 0.5, 0.9
 
 
@@ -98,7 +100,36 @@ class _Matcher:
         self.by_needle: dict[bytes, list[tuple[int, int, re.Pattern[str]]]] = {}
         for ri, rule in enumerate(rule_list):
             for pi, p in enumerate(rule.patterns):
-                self.by_needle.setdefault(p.needle.encode(), []).append((ri, pi, re.compile(p.regex)))
+                rx = re.compile(p.regex)
+                for needle in p.needles:
+                    self.by_needle.setdefault(needle.encode(), []).append((ri, pi, rx))
+        # A line holding a needle holds every needle that needle contains: search only the minimal ones.
+        self.search = [n for n in self.by_needle if not any(o != n and o in n for o in self.by_needle)]
+        self.memo: dict[bytes, list[tuple[int, int, str, dict[str, str]]]] = {}
+
+    def _match_line(self, raw: bytes) -> list[tuple[int, int, str, dict[str, str]]]:
+        """(rule, pattern, cleaned text, groups) for one raw line; identical lines are matched once."""
+        if len(raw) <= MEMO_LINE and raw in self.memo:
+            return self.memo[raw]
+        found = []
+        tried: set[tuple[int, int]] = set()  # a regex listed under several needles is tried once
+        line = logclean.clean_line(raw.decode("utf-8", errors="replace"))
+        if line is not None:
+            for needle, entries in self.by_needle.items():
+                if needle in raw:
+                    for ri, pi, rx in entries:
+                        if (ri, pi) in tried:
+                            continue
+                        tried.add((ri, pi))
+                        m = rx.search(line)
+                        if m:
+                            groups = {k: v for k, v in m.groupdict().items() if v is not None}
+                            found.append((ri, pi, line[:EVIDENCE_TEXT], groups))
+        if len(raw) <= MEMO_LINE:
+            if len(self.memo) >= MEMO_ENTRIES:
+                self.memo.clear()
+            self.memo[raw] = found
+        return found
 
     def scan(self, chunks: Iterable[bytes]) -> tuple[list[_Hits], int, int, bool]:
         """Hits per rule, line count, byte count, and whether the log was blank."""
@@ -108,32 +139,33 @@ class _Matcher:
         for chunk in _lines_chunks(chunks):
             nbytes += len(chunk)
             blank = blank and chunk.isspace()
-            spans: set[tuple[int, int]] = set()
-            for needle in self.by_needle:
-                pos = chunk.find(needle)
+            lines = chunk.split(b"\n")
+            if chunk.endswith(b"\n"):
+                lines.pop()
+            # Logs repeat lines (printer stats, per-thread asserts, frames): search each distinct line once.
+            distinct = b"\n".join(set(lines))
+            candidates: set[bytes] = set()
+            for needle in self.search:
+                pos = distinct.find(needle)
                 while pos != -1:
-                    start = chunk.rfind(b"\n", 0, pos) + 1
-                    end = chunk.find(b"\n", pos)
-                    end = len(chunk) if end == -1 else end
-                    spans.add((start, end))
-                    pos = chunk.find(needle, end)
-            counted = 0
-            for start, end in sorted(spans):
-                lineno += chunk.count(b"\n", counted, start)
-                counted = start
-                raw = chunk[start:end]
-                line = logclean.clean_line(raw.decode("utf-8", errors="replace"))
-                if line is None:
-                    continue
-                for needle, entries in self.by_needle.items():
-                    if needle not in raw:
-                        continue
-                    for ri, pi, rx in entries:
-                        m = rx.search(line)
-                        if m:
-                            groups = {k: v for k, v in m.groupdict().items() if v is not None}
-                            hits[ri].add(pi, lineno + 1, line[:EVIDENCE_TEXT], groups)
-            lineno += chunk.count(b"\n", counted)
+                    start = distinct.rfind(b"\n", 0, pos) + 1
+                    end = distinct.find(b"\n", pos)
+                    end = len(distinct) if end == -1 else end
+                    candidates.add(distinct[start:end])
+                    pos = distinct.find(needle, end)
+            matched = {raw: found for raw in candidates if (found := self._match_line(raw))}
+            if matched:
+                where: dict[bytes, list[int]] = {}
+                for i, raw in enumerate(lines):
+                    if raw in matched:
+                        where.setdefault(raw, []).append(i)
+                keep = EVIDENCE_PER_PATTERN
+                order = sorted((i, raw) for raw, idx in where.items()
+                               for i in (idx if len(idx) <= 2 * keep else idx[:keep] + idx[-keep:]))
+                for i, raw in order:
+                    for ri, pi, text, groups in matched[raw]:
+                        hits[ri].add(pi, lineno + i + 1, text, groups)
+            lineno += chunk.count(b"\n")
         return hits, lineno, nbytes, blank
 
 

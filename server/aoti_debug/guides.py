@@ -51,7 +51,9 @@ class Pattern(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     regex: str = Field(description="Python regex, matched with re.search against one cleaned line")
-    needle: str = Field(description="Literal text every matching line contains; the fast prefilter")
+    needle: str | list[str] = Field(
+        description="Literal text every matching line contains (or a list: each matching line contains one)"
+    )
     weight: float = Field(gt=0, le=1, description="How strongly one matching line indicates the rule")
     note: str = Field(default="", description="Why this line is evidence, for rule writers")
 
@@ -61,9 +63,13 @@ class Pattern(BaseModel):
             re.compile(self.regex)
         except re.error as exc:
             raise ValueError(f"bad regex {self.regex!r}: {exc}") from exc
-        if not self.needle:
+        if not self.needles or not all(self.needles):
             raise ValueError("needle must not be empty")
         return self
+
+    @property
+    def needles(self) -> list[str]:
+        return [self.needle] if isinstance(self.needle, str) else list(self.needle)
 
 
 class NextStep(BaseModel):

@@ -18,7 +18,8 @@ def _code(text: str) -> str:
 
 
 def _row(rule: Rule) -> str:
-    looks = ", ".join(_code(p.needle) for p in sorted(rule.patterns, key=lambda p: (-p.weight, -len(p.needle)))[:2]) or "(no rule)"
+    best = sorted(rule.patterns, key=lambda p: (-p.weight, -len(p.needles[0])))[:2]
+    looks = ", ".join(_code(p.needles[0]) for p in best) or "(no rule)"
     first = rule.next_steps[0] if rule.next_steps else None
     step = (f"`{first.tool}`" + (f" `{first.preset}`" if first.preset else "")) if first else "read the guide"
     return f"| [{rule.id}](guides/{rule.id}.md) | {looks} | {step} |"

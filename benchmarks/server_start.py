@@ -1,0 +1,66 @@
+"""Server cold start to the tools/list answer over stdio, beside a minimal MCPServer with one tool.
+
+    python benchmarks/server_start.py [--runs 7]
+
+Each run spawns a fresh process and times spawn -> initialize -> tools/list with the SDK's stdio
+Client. Target (issue 2): aoti-debug within 1.15x of the minimal server; torch never imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+MINIMAL = '''
+from mcp.server import MCPServer
+mcp = MCPServer("minimal")
+@mcp.tool()
+def echo(text: str) -> str:
+    """Echo."""
+    return text
+mcp.run("stdio")
+'''
+
+
+async def _once(command: list[str]) -> tuple[float, int]:
+    start = time.perf_counter()
+    async with Client(StdioServerParameters(command=command[0], args=command[1:])) as client:
+        tools = (await client.list_tools()).tools
+    return time.perf_counter() - start, len(tools)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=7)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        minimal = Path(tmp) / "minimal.py"
+        minimal.write_text(MINIMAL)
+        servers = {
+            "minimal MCPServer (1 tool)": [sys.executable, str(minimal)],
+            "aoti-debug serve": [sys.executable, "-m", "aoti_debug", "serve", "--root", tmp],
+        }
+        medians = {}
+        for name, cmd in servers.items():
+            anyio.run(_once, cmd)  # warm the OS file cache once
+            runs = [anyio.run(_once, cmd) for _ in range(args.runs)]
+            medians[name] = statistics.median(t for t, _ in runs)
+            print(f"{name:28} median {medians[name] * 1000:7.0f} ms over {args.runs} runs "
+                  f"({runs[0][1]} tools)")
+    probe = ("import sys, aoti_debug.app as a; a.build_server(); "
+             "print('torch imported' if 'torch' in sys.modules else 'torch not imported')")
+    print("server process:", subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip())
+    ours, base = medians["aoti-debug serve"], medians["minimal MCPServer (1 tool)"]
+    print(f"ratio: {ours / base:.2f} (target <= 1.15)")
+
+
+if __name__ == "__main__":
+    main()
