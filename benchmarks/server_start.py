@@ -57,7 +57,8 @@ def main() -> None:
                   f"({runs[0][1]} tools)")
     probe = ("import sys, aoti_debug.app as a; a.build_server(); "
              "print('torch imported' if 'torch' in sys.modules else 'torch not imported')")
-    print("server process:", subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip())
+    probed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    print("server process:", probed.stdout.strip())
     ours, base = medians["aoti-debug serve"], medians["minimal MCPServer (1 tool)"]
     print(f"ratio: {ours / base:.2f} (target <= 1.15)")
 

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from aoti_debug.cli import COMMANDS
 from aoti_debug.guides import load_guides
 from aoti_debug.paths import guides_dir, skill_file
@@ -72,9 +71,8 @@ def test_every_cli_command_skill_md_shows_exists() -> None:
 
 @pytest.mark.anyio
 async def test_every_tool_skill_md_lists_is_served(tmp_path) -> None:
-    from mcp import Client
-
     from aoti_debug.app import build_server
+    from mcp import Client
 
     table = SKILL.split("## The tools")[1].split("##")[0]
     listed = set(re.findall(r"^\| `(\w+)` \|", table, re.M))
