@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
@@ -16,14 +17,27 @@ from mcp.types import Annotations, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from aoti_debug import __version__, proc, rerun, runs
+from aoti_debug import triage as triage_
 from aoti_debug.classify import Classification, classify_file, classify_text
+from aoti_debug.dump_kernels import dump_kernel_inputs as dump_kernel_inputs_
+from aoti_debug.dump_model import DEFAULT_PASS_TIMEOUT_S, DumpRequest, DumpResult
 from aoti_debug.errors import AotiDebugError, BadInput
+from aoti_debug.explain_oob import explain_index_oob as explain_index_oob_
 from aoti_debug.guides import load_guides
+from aoti_debug.oob_model import OobExplanation
 from aoti_debug.parity import ParityReport, check_parity_async
 from aoti_debug.paths import skill_file
+from aoti_debug.printer_parse import file_chunks
 from aoti_debug.probe import ActualInput
 from aoti_debug.rerun import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S, RerunRequest, RunResult
 from aoti_debug.roots import check_path, configured_roots
+from aoti_debug.triage_model import (
+    DEFAULT_BUDGET_S,
+    DEFAULT_RUN_TIMEOUT_S,
+    MAX_BUDGET_S,
+    TriageReport,
+    TriageRequest,
+)
 
 log = logging.getLogger("aoti_debug")
 
@@ -112,9 +126,11 @@ def _register_rerun(mcp: MCPServer, roots: list[Path]) -> None:
             return await proc.in_thread(lambda cancel, note: rerun.execute(plan, cancel=cancel, note=note),
                                         on_progress=progress)
 
-    @mcp.tool(annotations=READ_ONLY, title="Poll a rerun")
-    def get_run(run_id: Annotated[str, Field(description="The run id rerun_with_flags returned")]) -> RunResult:
-        """A rerun's result, or its progress and output tails while it is still going."""
+    @mcp.tool(annotations=READ_ONLY, title="Poll a rerun or a triage")
+    def get_run(
+        run_id: Annotated[str, Field(description="The run id rerun_with_flags or triage returned")],
+    ) -> RunResult:
+        """A rerun's result, or its progress and output tails while it is still going; a triage's in 'triage'."""
         with tool_errors():
             return rerun.get_run(run_id)
 
@@ -160,6 +176,128 @@ def _register_parity(mcp: MCPServer, roots: list[Path]) -> None:
                                             python=python, model=model)
 
 
+def _register_kernels(mcp: MCPServer, roots: list[Path]) -> None:
+    @mcp.tool(annotations=RERUN, title="Find the failing kernel and print what went into it")
+    async def dump_kernel_inputs(
+        ctx: Context,
+        argv: Annotated[list[str], Field(description="The repro as an argv list (no shell); it must export and "
+                                         "compile (the printer is generated code): ['python', 'repro.py']")],
+        kernels: Annotated[list[str] | None, Field(description="Print these kernels (skips the level-3 pass)")] = None,
+        level: Annotated[int, Field(ge=1, le=3, description="3: name the failing kernel only; 2: also its inputs' "
+                                    "stats and suspects; 1: also save every tensor to .pt files")] = 2,
+        cwd: Annotated[str | None, Field(description="Working directory inside the roots")] = None,
+        timeout_s: Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S, description="Per pass (each recompiles)")] = (
+            DEFAULT_PASS_TIMEOUT_S),
+    ) -> DumpResult:
+        """Rebuild and run the repro with the intermediate value printer: level 3 finds the kernel launched last
+        without finishing, level 2 prints that kernel's and its producers' inputs (stats, no tensor bodies).
+
+        Returns the failing kernel, the model inputs, each argument before and after, suspects (first NaN/Inf
+        producer, an index at or above the assert's bound, negative indices, empty dimensions traced to the model
+        input) and, for an index assert, explain_index_oob on the rebuilt sources. Two compiles: minutes.
+        """
+        with tool_errors():
+            try:
+                req = DumpRequest(argv=argv, kernels=kernels or [], level=level, cwd=cwd, timeout_s=timeout_s)
+            except ValidationError as exc:
+                raise BadInput(str(exc)) from exc
+
+            async def progress(elapsed: float, nbytes: int, step: str) -> None:
+                await ctx.report_progress(elapsed, None, f"{step}: {elapsed:.0f} s, {nbytes} bytes of output")
+
+            return await proc.in_thread(lambda cancel, note: dump_kernel_inputs_(req, roots, cancel=cancel, note=note),
+                                        on_progress=progress)
+
+    @mcp.tool(annotations=READ_ONLY, title="Explain an index-out-of-bounds assertion from the package's sources")
+    def explain_index_oob(
+        package_path: Annotated[str, Field(description="The .pt2, the folder it was extracted to, or the inductor "
+                                           "cache folder (TORCHINDUCTOR_CACHE_DIR) of the build; inside the roots")],
+        log_text: Annotated[str | None, Field(description="The failing run's output (stderr included)")] = None,
+        log_path: Annotated[str | None, Field(description="Or a log file inside the allowed roots")] = None,
+        kernel: Annotated[str | None, Field(description="The failing kernel, when several hold the assertion")] = None,
+        model: Annotated[str | None, Field(description="Model folder under data/aotinductor/ (default: model)")] = None,
+    ) -> OobExplanation:
+        """Map 'index out of bounds: 0 <= tmpN < X' to the kernel holding it, the assertion line, the call site and
+        its arguments, the size symbol and model input dimension behind ksM, that dimension's guards, the index's
+        source input, and the Source Nodes / ATen ops; with the likely root cause and fix options (markdown too).
+        Works for Triton and CPU C++ kernels."""
+        with tool_errors():
+            if (log_text is None) == (log_path is None):
+                raise BadInput("pass exactly one of log_text or log_path")
+            pkg = check_path(package_path, roots, what="package_path")
+            if log_path is not None:
+                path = check_path(log_path, roots, what="log_path")
+                if not path.is_file():
+                    raise BadInput(f"no such log file: {log_path}")
+                chunks: Iterable[bytes] = file_chunks(path)
+            else:
+                chunks = [(log_text or "").encode("utf-8", "replace")]
+            return explain_index_oob_(pkg, chunks, kernel=kernel, model=model)
+
+
+def _register_triage(mcp: MCPServer, roots: list[Path]) -> None:
+    @mcp.tool(annotations=RERUN, title="Triage an AOTI crash end to end")
+    async def triage(
+        ctx: Context,
+        argv: Annotated[list[str] | None, Field(description="The repro as an argv list (no shell); omit it to "
+                                                "triage log_path offline (classify, parity, explain)")] = None,
+        log_path: Annotated[str | None, Field(description="An existing log of the failure, inside the roots; with "
+                                              "argv it replaces the baseline run")] = None,
+        package_path: Annotated[str | None, Field(description="The .pt2 (default: found in the output)")] = None,
+        exit_status: Annotated[int | None, Field(description="The logged run's exit status (139: SIGSEGV)")] = None,
+        load_argv: Annotated[list[str] | None, Field(description="A faster command that only loads the built "
+                                                     "package (the script with --load-only), for run-time-only "
+                                                     "reruns")] = None,
+        evidence_logs: Annotated[dict[str, str] | None, Field(description="Logs you already have, by step: "
+                                                              "backtrace, memcheck, sanity, deterministic, "
+                                                              "dump_kernel_inputs")] = None,
+        cwd: Annotated[str | None, Field(description="Working directory inside the roots")] = None,
+        budget_s: Annotated[float, Field(gt=0, le=MAX_BUDGET_S, description="Total seconds for every step")] = (
+            DEFAULT_BUDGET_S),
+        timeout_s: Annotated[float, Field(gt=0, le=MAX_BUDGET_S, description="Per run")] = DEFAULT_RUN_TIMEOUT_S,
+        probe_runtime: Annotated[bool, Field(description="Compare the package with this machine's torch; false "
+                                             "when the log came from another machine")] = True,
+        wait: Annotated[bool, Field(description="false: return the run id at once and poll get_run (a triage that "
+                                    "compiles takes minutes; clients time out after 60 s)")] = True,
+    ) -> TriageReport:
+        """Run the whole triage: the baseline (or the given log), classify_error, then the matched guide's
+        next steps (check_parity, sanity/deterministic/backtrace/memcheck reruns, explain_index_oob,
+        dump_kernel_inputs) until the evidence names a root cause, the steps run out, or the budget does.
+
+        Returns each step (what ran, run id, what it found, cost in seconds), the root cause with its values
+        and evidence lines, why it stopped, and a short markdown crash explanation with the fix.
+        """
+        with tool_errors():
+            try:
+                req = TriageRequest(argv=argv, log_path=log_path, package_path=package_path, exit_status=exit_status,
+                                    load_argv=load_argv, evidence_logs=evidence_logs or {}, cwd=cwd,
+                                    budget_s=budget_s, timeout_s=timeout_s, probe_runtime=probe_runtime)
+            except ValidationError as exc:
+                raise BadInput(str(exc)) from exc
+            if not wait:
+                return triage_.start(req, roots)
+            plan = triage_.plan(req, roots)
+            # Every message reaches the client, also for steps shorter than in_thread's polling interval.
+            pending: list[str] = []
+            sent = [0]
+
+            def work(cancel: threading.Event, note: proc.Note) -> TriageReport:
+                def tee(elapsed: float, nbytes: int, message: str) -> None:
+                    note(elapsed, nbytes, message)
+                    pending.append(message)  # list.append is atomic under the GIL
+
+                return triage_.execute(plan, cancel=cancel, note=tee)
+
+            async def flush(*_: object) -> None:
+                while pending:
+                    sent[0] += 1
+                    await ctx.report_progress(sent[0], None, pending.pop(0))
+
+            report = await proc.in_thread(work, on_progress=flush)
+            await flush()
+            return report
+
+
 def _register_guides(mcp: MCPServer) -> None:
     for g in load_guides().values():
         mcp.add_resource(FileResource(
@@ -200,6 +338,8 @@ def build_server(roots: list[Path] | None = None) -> MCPServer:
     _register_classify(mcp, roots)
     _register_parity(mcp, roots)
     _register_rerun(mcp, roots)
+    _register_kernels(mcp, roots)
+    _register_triage(mcp, roots)
     _register_guides(mcp)
     _register_prompts(mcp)
     return mcp
@@ -212,5 +352,17 @@ def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 3001, r
     mcp = build_server(roots)
     if transport == "stdio":
         mcp.run("stdio")
-    else:
-        mcp.run("streamable-http", host=host, port=port)
+        return
+    import copy
+
+    import anyio
+    import uvicorn
+    from uvicorn.config import LOGGING_CONFIG
+
+    # uvicorn's access log goes to stdout by default; this server keeps stdout for protocol only.
+    log_config = copy.deepcopy(LOGGING_CONFIG)
+    for handler in log_config["handlers"].values():
+        handler["stream"] = "ext://sys.stderr"
+    config = uvicorn.Config(mcp.streamable_http_app(host=host), host=host, port=port, log_level="warning",
+                            log_config=log_config)
+    anyio.run(uvicorn.Server(config).serve)

@@ -12,6 +12,7 @@ from aoti_debug.compare import BaselineComparison
 from aoti_debug.flags import FlagUse
 from aoti_debug.forensics import Backtrace, Faulthandler
 from aoti_debug.memcheck import Memcheck
+from aoti_debug.triage_model import TriageReport
 
 # Under Codex's 60 s default tool timeout, with room for classifying the output.
 DEFAULT_TIMEOUT_S = 40.0
@@ -92,3 +93,5 @@ class RunResult(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     next_step: str = ""
     progress: RunProgress | None = Field(None, description="While running: elapsed time and bytes of output")
+    triage: TriageReport | None = Field(None, description="A triage run's evidence chain and crash explanation "
+                                        "(the steps so far while it runs)")

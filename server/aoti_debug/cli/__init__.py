@@ -19,6 +19,10 @@ COMMANDS = {
     "get-run": "get_run",
     "serve": "serve",
     "guide": "guide",
+    "dump-kernels": "dump_kernels",
+    "explain-oob": "explain_oob",
+    "triage": "triage",
+    "install": "install",
 }
 
 EXIT_BAD_INPUT = 2

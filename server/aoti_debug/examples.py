@@ -1,0 +1,148 @@
+"""The planted-bug examples (examples/examples.yaml): run one through triage in a temporary folder, check the
+diagnosis against the manifest's expectation (MATCH / MISMATCH)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from aoti_debug import proc
+from aoti_debug.errors import BadInput, DataError
+from aoti_debug.paths import examples_dir
+from aoti_debug.triage import execute, plan, save
+from aoti_debug.triage_model import DEFAULT_BUDGET_S, ExampleCheck, TriageReport, TriageRequest
+from aoti_debug.triage_rules import rules
+
+# The README's main job: the full chain (baseline, explain_index_oob, parity, sanity, dump_kernel_inputs).
+DEFAULT_EXAMPLE = "index_oob"
+# Expectations, most informed first: triage runs the sanity rerun and the backtrace when the guide asks.
+STAGES = ("with_backtrace", "sanity", "baseline")  # most informed first
+TORCH_CHECK_S = 120
+
+
+class Example(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: str
+    script: str
+    args: list[str] = Field(default_factory=list)
+    devices: list[str]
+    description: str = ""
+    bug: str = ""
+    expected: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    @property
+    def runnable(self) -> bool:
+        """Placeholders (<a CUDA .pt2>) and host-specific env mean a person must set it up."""
+        return not any(a.startswith("<") for a in self.args) and "env" not in (self.model_extra or {})
+
+
+@cache
+def manifest() -> dict[str, Example]:
+    path = examples_dir() / "examples.yaml"
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return {e["name"]: Example.model_validate(e) for e in data["examples"]}
+    except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as exc:
+        raise DataError(f"{path}: {exc}") from exc
+
+
+def get(name: str) -> Example:
+    ex = manifest().get(name)
+    if ex is None:
+        raise BadInput(f"no example {name!r}; known: {', '.join(manifest())} (aoti-debug triage --list-examples)")
+    return ex
+
+
+def expectation(ex: Example, device: str) -> dict[str, Any]:
+    """What triage should end with: one of the stages' patterns (it may stop before a later stage when the
+    evidence already names the cause) and the most informed stage's root cause and input."""
+    exp = ex.expected.get(device) or {}
+    stages = [(st, exp[st]) for st in STAGES if isinstance(exp.get(st), dict)]
+    if not stages:
+        return {}
+    out: dict[str, Any] = {"pattern": stages[0][1].get("pattern"), "stage": stages[0][0],
+                           "patterns": [d["pattern"] for _, d in stages if d.get("pattern")],
+                           "verified": exp.get("verified", True)}
+    for key in ("root_cause", "input_index", "kernel"):
+        out[key] = next((d[key] for _, d in stages if d.get(key) is not None), None)
+    return out
+
+
+def check(ex: Example, device: str, report: TriageReport) -> ExampleCheck:
+    """Compare the report's pattern, root-cause kind and input index with the expectation."""
+    exp = expectation(ex, device)
+    rc = report.root_cause
+    got = {"pattern": report.pattern, "root_cause": rc.kind if rc else None, "named": bool(rc and rc.named),
+           "input_index": rc.input_index if rc else None, "kernel": rc.kernel if rc else None}
+    diffs = []
+    if exp.get("patterns") and report.pattern not in exp["patterns"]:
+        diffs.append(f"pattern: expected {' or '.join(exp['patterns'])}, got {report.pattern}")
+    want = exp.get("root_cause")
+    if want is not None:
+        kinds = rules().example_root_causes.get(want, [want])
+        if not (rc and rc.named and rc.kind in kinds):
+            diffs.append(f"root cause: expected {want} ({' or '.join(kinds)}), got "
+                         + (f"{rc.kind} ({'named' if rc.named else 'not named'})" if rc else "none"))
+    if exp.get("input_index") is not None and rc and rc.input_index is not None and rc.input_index != exp[
+            "input_index"]:
+        diffs.append(f"input index: expected {exp['input_index']}, got {rc.input_index}")
+    return ExampleCheck(name=ex.name, device=device, expected=exp, got=got, match=not diffs, differences=diffs)
+
+
+def command(ex: Example, device: str, python: str) -> tuple[list[str], list[str]]:
+    """(argv that builds and runs, argv that only loads); the script puts its package in the working directory
+    and prints its path."""
+    args = list(ex.args)
+    if "--device" not in args:
+        args += ["--device", device]
+    argv = [python, f"examples/{ex.script}", *args]
+    return argv, [*argv, "--load-only"]
+
+
+def _check_python(python: str) -> None:
+    try:
+        out = subprocess.run([python, "-c", "import torch"], capture_output=True, text=True, timeout=TORCH_CHECK_S,
+                             stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise BadInput(f"cannot run {python}: {exc}") from exc
+    if out.returncode != 0:
+        raise BadInput(f"{python} cannot import torch: the examples need it (pass --python /path/to/python with "
+                       f"torch installed): {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else ''}")
+
+
+def run_example(name: str = DEFAULT_EXAMPLE, *, device: str = "cpu", python: str | None = None,
+                folder: Path | None = None, budget_s: float = DEFAULT_BUDGET_S, cancel: threading.Event | None = None,
+                note: proc.Note | None = None, force: bool = False) -> TriageReport:
+    """Copy the bundled example scripts to a temporary folder, triage the example there, check the result."""
+    ex = get(name)
+    if device not in ex.devices:
+        raise BadInput(f"example {name} runs on {', '.join(ex.devices)}: pass --device {ex.devices[0]}")
+    if not ex.runnable and not force:  # force: the host is set up (the GPU suite's toolchain case)
+        raise BadInput(f"example {name} needs a set-up host ({ex.model_extra.get('needs') or ex.args}); "
+                       "see examples/README.md")
+    python = python or sys.executable
+    _check_python(python)
+    folder = Path(folder or tempfile.mkdtemp(prefix=f"aoti-debug-{name}-")).resolve()
+    dest = folder / "examples"
+    dest.mkdir(parents=True, exist_ok=True)
+    for script in examples_dir().glob("*.py"):
+        shutil.copy2(script, dest / script.name)
+    argv, load_argv = command(ex, device, python)
+    req = TriageRequest(argv=argv, load_argv=load_argv, cwd=str(folder), budget_s=budget_s)
+    p = plan(req, [folder])
+    report = execute(p, cancel=cancel, note=note)
+    report.example = c = check(ex, device, report)
+    report.markdown += (f"\n\nExample `{name}` ({device}): **{'MATCH' if c.match else 'MISMATCH'}** with the "
+                        f"manifest's expected diagnosis ({c.expected.get('pattern')}, {c.expected.get('root_cause')})"
+                        + (": " + "; ".join(c.differences) if c.differences else "."))
+    save(p, report)
+    return report

@@ -1,0 +1,240 @@
+"""triage: run the baseline (or read a log), classify it, then follow the matched guide's next_steps until the
+evidence names a root cause, the steps run out or the budget does; every step is recorded with its cost."""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aoti_debug import command, flags, proc, runs
+from aoti_debug.classify import Classification, classify_file, classify_text
+from aoti_debug.errors import AotiDebugError, BadInput
+from aoti_debug.explain import markdown, next_thing, step_label
+from aoti_debug.forensics import parse_faulthandler
+from aoti_debug.guides import load_guides
+from aoti_debug.rerun import RerunRequest
+from aoti_debug.roots import check_path
+from aoti_debug.runresult import URI, RunProgress, RunResult
+from aoti_debug.triage_dump import PRINTER_KEYS, dump
+from aoti_debug.triage_model import Step, TriageReport, TriageRequest
+from aoti_debug.triage_steps import TAIL, Ctx, oob, parity, rerun_preset, run
+
+log = logging.getLogger("aoti_debug.runs")
+
+DISPATCH = {"check_parity": parity, "rerun_with_flags": rerun_preset, "explain_index_oob": oob,
+            "dump_kernel_inputs": dump}
+# Next steps that are not evidence: triage itself, polling, classifying (done for every output anyway).
+NOT_STEPS = {"triage", "get_run", "classify_error"}
+# A package path in a command's output: `package: /abs/x.pt2`, "saved to x.pt2", quoted or bare.
+PACKAGE_RX = re.compile(r"""(?:^|[\s'"=(:,])((?:~|\.{0,2}/)?[^\s'"(),:]*\.pt2)(?=$|[\s'"),:.;])""", re.M)
+STATUS = {"done": "ok", "running": "running", "cancelled": "cancelled", "error": "error"}
+
+
+def find_package(text: str, cwd: Path | None, roots: list[Path]) -> Path | None:
+    """The last .pt2 the output names that exists inside the roots."""
+    for raw in reversed(PACKAGE_RX.findall(text)):
+        p = Path(raw).expanduser()
+        p = p if p.is_absolute() else (cwd or Path.cwd()) / p
+        if p.is_file():
+            try:
+                return check_path(p, roots, what="package")
+            except BadInput:
+                continue
+    return None
+
+
+@dataclass
+class TriagePlan:
+    """A validated request with its run directory; ctx while it runs."""
+
+    req: TriageRequest
+    run_id: str
+    run_dir: Path
+    roots: list[Path]
+    cwd: Path | None
+    ctx: Ctx | None = None
+    started: float = field(default_factory=time.monotonic)
+
+    def snapshot(self, entry: runs.Active) -> RunResult:
+        """get_run's answer while the triage runs: the steps so far."""
+        elapsed, nbytes, step = entry.progress[0]
+        report = self.ctx.report.model_copy(deep=True) if self.ctx else None
+        return RunResult(run_id=self.run_id, status="running", command=self.req.argv or [], argv=self.req.argv or [],
+                         cwd=str(self.cwd or ""), log_uri=URI.format(run_id=self.run_id, name="result"),
+                         progress=RunProgress(elapsed_s=round(time.monotonic() - self.started, 1),
+                                              output_bytes=nbytes, step=step or "starting"),
+                         next_step=f"Poll get_run('{self.run_id}') again in a few seconds.", triage=report)
+
+
+def _file(path: str, roots: list[Path], what: str, cwd: Path | None, folder_ok: bool = False) -> Path:
+    p = check_path(path, roots, what=what, base=cwd)
+    if not (p.is_file() or (folder_ok and p.is_dir())):
+        raise BadInput(f"{what} {path!r} is not a file" + (" or a folder" if folder_ok else ""))
+    return p
+
+
+def plan(req: TriageRequest, roots: list[Path]) -> TriagePlan:
+    """Validate every path and command before anything runs; create the run directory."""
+    if not req.argv and not req.log_path:
+        raise BadInput("pass the repro command (argv), an existing log (log_path), or both")
+    if req.load_argv and not req.argv:
+        raise BadInput("load_argv is the fast variant of argv: pass argv too")
+    cwd = command.check_cwd(req.cwd, roots) if req.argv else None
+    for argv in (req.argv, req.load_argv):
+        if argv:
+            command.check_command(argv, roots, cwd or roots[0])
+    known = set(flags.flag_table().presets) | set(PRINTER_KEYS)
+    for key, path in req.evidence_logs.items():
+        if key not in known:
+            raise BadInput(f"evidence_logs key {key!r}: use a preset name or dump_kernel_inputs ({sorted(known)})")
+        _file(path, roots, f"evidence_logs[{key}]", cwd)
+    resolved = req.model_copy(update={
+        "log_path": str(_file(req.log_path, roots, "log_path", cwd)) if req.log_path else None,
+        "package_path": str(_file(req.package_path, roots, "package_path", cwd, folder_ok=True))
+        if req.package_path else None,
+        "evidence_logs": {k: str(_file(v, roots, k, cwd)) for k, v in req.evidence_logs.items()}})
+    run_id = runs.new_run_id()
+    runs.create(run_id)
+    runs.save(run_id, resolved.model_dump_json(indent=2), "request.json")
+    log.info("triage %s: argv=%s log=%s package=%s", run_id, req.argv, req.log_path, req.package_path)
+    return TriagePlan(resolved, run_id, runs.run_path(run_id), roots, cwd)
+
+
+def _classified(ctx: Ctx, step: Step, c: Classification | None, source: str) -> None:
+    """The first classification: the initial diagnosis and its next steps."""
+    step.ran = [source]
+    if c is None:
+        step.found.append("nothing to classify (no output)")
+        c = classify_text("(no output)\n")
+    step.found.append(f"{c.pattern} ({c.title}), confidence {c.confidence:.2f}" + (
+        "; fields: " + ", ".join(f"{k}={v}" for k, v in list(c.fields.items())[:6]) if c.fields else ""))
+    ctx.report.initial_pattern = c.pattern
+    ctx.adopt(c, step)
+    if ctx.report.pattern is None:  # 'unknown' is never adopted over a pattern, but it is a first diagnosis
+        ctx.classification, ctx.report.pattern, ctx.report.title = c, c.pattern, c.title
+    step.evidence = [e.text for e in c.evidence[:3]]
+
+
+def _start(ctx: Ctx, p: TriagePlan) -> None:
+    """Step 1 (and 2): the baseline run and its classification, or the given log's classification."""
+    req, report = ctx.req, ctx.report
+    if req.log_path:
+        step = Step(index=1, tool="classify_error", why="The given log of the failure.", status="done")
+        ctx.progress("step 1: classify_error")
+        t = time.monotonic()
+        ctx.log_path = Path(req.log_path)
+        text = runs.tail(ctx.log_path, TAIL)
+        ctx.fault = parse_faulthandler(text)
+        ctx.package = ctx.package or find_package(text, p.cwd, p.roots)
+        _classified(ctx, step, classify_file(ctx.log_path, req.exit_status), str(ctx.log_path))
+        step.log_path, step.cost_s = str(ctx.log_path), round(time.monotonic() - t, 2)
+        report.steps.append(step)
+        return
+    step = Step(index=1, tool="rerun_with_flags", why="Baseline: the command as given, with faulthandler and a "
+                "fresh inductor cache, output captured unbuffered.", status="done")
+    t = time.monotonic()
+    r = run(ctx, RerunRequest(argv=req.argv or [], cwd=req.cwd, fresh_cache=True, forensics=False,
+                              timeout_s=max(1.0, min(req.timeout_s, ctx.left()))), step)
+    step.cost_s = round(time.monotonic() - t, 1)
+    step.pattern = None
+    ctx.run_s = max(r.duration_s, 1.0)
+    ctx.log_path = Path(r.log_path) if r.log_path else None
+    ctx.fault = r.forensics.faulthandler if r.forensics else None
+    ctx.cache_dir = Path(r.compile.cache_dir) if r.compile and r.compile.cache_dir else None
+    text = runs.tail(ctx.log_path, TAIL) if ctx.log_path else ""
+    ctx.package = ctx.package or find_package(text, p.cwd, p.roots)
+    if r.status == "ok":
+        step.found.append("the baseline run passed (exit 0): following the steps for a silent failure")
+    report.steps.append(step)
+    step2 = Step(index=2, tool="classify_error", why="Route the baseline's output to its pattern guide.",
+                 status="done", log_path=r.log_path)
+    _classified(ctx, step2, r.classification, f"the baseline's output ({r.log_path})")
+    report.steps.append(step2)
+
+
+def _follow(ctx: Ctx) -> None:
+    """Run the current pattern's next steps in order; a new, more specific pattern puts its steps first."""
+    report = ctx.report
+    queue = list(ctx.classification.next_steps) if ctx.classification else []
+    seen, done = {report.pattern}, set()
+    while queue and not (ctx.root and ctx.root.named):
+        if ctx.cancel is not None and ctx.cancel.is_set():
+            report.stopped_because = "cancelled"
+            return
+        ns = queue.pop(0)
+        if ns.tool in NOT_STEPS or (ns.tool, ns.preset) in done:
+            continue
+        done.add((ns.tool, ns.preset))
+        before = report.pattern
+        step = Step(index=len(report.steps) + 1, tool=ns.tool, preset=ns.preset, why=ns.why, status="done")
+        ctx.progress(f"step {step.index}: {step_label(step)}")
+        t = time.monotonic()
+        report.steps.append(step)
+        DISPATCH[ns.tool](ctx, step)
+        step.cost_s = round(time.monotonic() - t, 1)
+        if report.pattern != before and report.pattern not in seen:
+            seen.add(report.pattern)
+            rule = load_guides()[report.pattern or "unknown"].rule
+            queue = list(rule.next_steps if rule else []) + queue
+
+
+def execute(p: TriagePlan, *, cancel: threading.Event | None = None, note: proc.Note | None = None) -> TriageReport:
+    """The whole chain; always returns a report (an internal error ends it with stopped_because='error')."""
+    req = p.req
+    report = TriageReport(run_id=p.run_id, status="running", mode="command" if req.argv else "offline",
+                          command=req.argv or [], budget_s=req.budget_s)
+    ctx = p.ctx = Ctx(req=req, roots=p.roots, report=report, cwd=req.cwd, cancel=cancel, note=note,
+                      deadline=time.monotonic() + req.budget_s,
+                      package=Path(req.package_path) if req.package_path else None)
+    try:
+        _start(ctx, p)
+        _follow(ctx)
+    except AotiDebugError as exc:
+        report.stopped_because, report.stopped_detail = "error", str(exc)
+    except Exception as exc:  # a bug in a step must still leave a report with the steps so far
+        log.exception("triage %s failed", p.run_id)
+        report.stopped_because, report.stopped_detail = "error", f"internal error: {type(exc).__name__}: {exc}"
+    return finish(ctx, p)
+
+
+def finish(ctx: Ctx, p: TriagePlan) -> TriageReport:
+    report = ctx.report
+    report.package = str(ctx.package) if ctx.package else None
+    report.root_cause = ctx.root
+    if report.stopped_because is None:
+        report.stopped_because = ("root_cause_named" if ctx.root and ctx.root.named else
+                                  "budget" if ctx.budget_hit else "steps_exhausted")
+    report.status = {"cancelled": "cancelled", "error": "error"}.get(report.stopped_because, "done")
+    report.tool_calls = sum(s.status != "skipped" for s in report.steps)
+    report.elapsed_s = round(time.monotonic() - ctx.t0, 1)
+    report.markdown = markdown(report)
+    report.next_step = next_thing(report)
+    save(p, report)
+    return report
+
+
+def save(p: TriagePlan, report: TriageReport) -> None:
+    first = report.steps[0] if report.steps else None
+    rr = RunResult(run_id=p.run_id, status=STATUS[report.status], command=p.req.argv or [], argv=p.req.argv or [],
+                   cwd=str(p.cwd or ""), duration_s=report.elapsed_s, log_path=first.log_path if first else None,
+                   log_uri=URI.format(run_id=p.run_id, name="result"), next_step=report.next_step, triage=report)
+    runs.save(p.run_id, rr.model_dump_json(indent=2))
+
+
+def triage(req: TriageRequest, roots: list[Path], *, cancel: threading.Event | None = None,
+           note: proc.Note | None = None) -> TriageReport:
+    """Validate and run to the end (root cause, steps exhausted, budget, or cancellation)."""
+    return execute(plan(req, roots), cancel=cancel, note=note)
+
+
+def start(req: TriageRequest, roots: list[Path]) -> TriageReport:
+    """Validate, start in the background, return at once with the run id; get_run polls it."""
+    p = plan(req, roots)
+    runs.start(p.run_id, lambda cancel, note: execute(p, cancel=cancel, note=note), p)
+    return TriageReport(run_id=p.run_id, status="running", mode="command" if req.argv else "offline",
+                        command=req.argv or [], budget_s=req.budget_s,
+                        next_step=f"Poll get_run('{p.run_id}') every few seconds; its 'triage' field fills in.")

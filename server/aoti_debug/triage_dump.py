@@ -1,0 +1,78 @@
+"""triage's dump_kernel_inputs step: printer passes on the rebuilt repro, or a printer log the caller already has."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from aoti_debug.dump_kernels import dump_kernel_inputs
+from aoti_debug.dump_model import DumpRequest
+from aoti_debug.dump_suspects import Suspect, name_suspects
+from aoti_debug.printer_collect import parse_file
+from aoti_debug.triage_causes import from_suspect
+from aoti_debug.triage_model import Step
+from aoti_debug.triage_steps import Ctx, skip
+
+# Evidence keys whose log is printer output (level 2 is the one with values).
+PRINTER_KEYS = ("dump_kernel_inputs", "kernel_names")
+
+
+def _suspects(ctx: Ctx, step: Step, suspects: list[Suspect]) -> None:
+    step.found += [f"suspect: {s.detail}" for s in suspects[:3]]
+    if suspects:
+        cause = from_suspect(suspects[0], ctx.report.pattern or "unknown", step.index, ctx.oob)
+        ctx.consider(cause)
+        step.named_root_cause = cause.named
+        step.evidence.append(suspects[0].detail)
+
+
+def _from_log(ctx: Ctx, step: Step, path: Path) -> Step:
+    step.ran, step.log_path = [f"given printer log {path}"], str(path)
+    kernel = ctx.oob.kernel if ctx.oob else None
+    log, col = parse_file(path, [kernel] if kernel else [])
+    order = ({s.name: s.index for s in ctx.contract.inputs} if ctx.contract and ctx.contract.inputs
+             else {r.arg: i for i, r in enumerate(log.model_inputs)})
+    failing = log.failing_kernel or log.raised_kernel or log.unfinished_launch or kernel
+    step.found.append(f"printer levels {log.levels or '-'}, {log.launches_total} launches"
+                      + (f"; failing kernel {failing}" if failing else ""))
+    _suspects(ctx, step, name_suspects(log, col, log.index_asserts, failing, ctx.oob, order))
+    return step
+
+
+def dump(ctx: Ctx, step: Step) -> Step:
+    given = next((ctx.req.evidence_logs[k] for k in PRINTER_KEYS if k in ctx.req.evidence_logs), None)
+    if given:
+        return _from_log(ctx, step, Path(given))
+    if not ctx.req.argv:
+        return skip(step, "offline: no command to rebuild with the printer (or pass its output in evidence_logs)")
+    if ctx.argv_compiles is False:
+        return skip(step, "the command loads a prebuilt package: the printer is generated code, so it needs a "
+                          "command that rebuilds the package")
+    # A kernel already named (the CPU exception, explain_index_oob) saves the level-3 pass.
+    known = (ctx.oob.kernel if ctx.oob and ctx.oob.kernel else None) or (
+        ctx.classification.fields.get("kernel_name") if ctx.classification else None)
+    passes = 1 if known else 2
+    est = ctx.run_s * passes
+    if ctx.left() < est:
+        ctx.budget_hit = True
+        return skip(step, f"budget: {passes} rebuild(s) of about {ctx.run_s:.0f} s needed, {ctx.left():.0f} s left")
+    req = DumpRequest(argv=ctx.req.argv, cwd=ctx.cwd, kernels=[known] if known else [],
+                      timeout_s=max(1.0, min(ctx.req.timeout_s, ctx.left())))
+    label = f"step {step.index}: dump_kernel_inputs"
+
+    def note(elapsed: float, nbytes: int, what: str) -> None:
+        if ctx.note:
+            ctx.note(time.monotonic() - ctx.t0, nbytes, f"{label} ({what}, {elapsed:.0f} s)")
+
+    res = dump_kernel_inputs(req, ctx.roots, cancel=ctx.cancel, note=note)
+    last = res.passes[-1] if res.passes else None
+    step.ran = [f"printer level {p.level}: run {p.run_id}" for p in res.passes]
+    step.run_id, step.log_path = (last.run_id, last.log_path) if last else (None, None)
+    step.flags = last.flags if last else {}
+    step.found.append(f"{res.status}: {res.summary}" if res.summary else res.status)
+    if res.status in ("timeout", "failed", "spawn_failed"):
+        step.status = "failed"
+    if res.explanation and ctx.oob is None:
+        ctx.oob = res.explanation
+    _suspects(ctx, step, res.suspects)
+    return step

@@ -1,0 +1,87 @@
+"""What names a root cause, as data (data/triage.yaml): naming patterns, parity kinds per pattern, backtraces."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from aoti_debug.classify import Classification
+from aoti_debug.errors import DataError
+from aoti_debug.flags import flag_table
+from aoti_debug.guides import load_guides
+
+DATA = Path(__file__).resolve().parent / "data" / "triage.yaml"
+# Flags every run gets (flags.resolve): a preset made only of these is already in the baseline.
+DEFAULT_FLAGS = {"PYTHONFAULTHANDLER": "1"}
+
+
+class TriageRules(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    min_confidence: float = Field(ge=0, le=1)
+    naming_fields: dict[str, list[str]]
+    check_kinds: dict[str, str]
+    parity_explains: dict[str, list[str]]
+    parity_suggests: dict[str, list[str]]
+    points_to_pattern: dict[str, str]
+    compile_flags_needed: dict[str, list[str]]
+    example_root_causes: dict[str, list[str]]
+
+
+@cache
+def rules() -> TriageRules:
+    try:
+        return TriageRules.model_validate(yaml.safe_load(DATA.read_text(encoding="utf-8")))
+    except (OSError, yaml.YAMLError, ValidationError) as exc:
+        raise DataError(f"{DATA}: {exc}") from exc
+
+
+def names_cause(c: Classification | None) -> bool:
+    """The classification alone states the cause (an input_handles[i] line, an ABI error...)."""
+    r = rules()
+    if c is None or c.pattern not in r.naming_fields or c.confidence < r.min_confidence:
+        return False
+    wanted = r.naming_fields[c.pattern]
+    return not wanted or any(k in c.fields for k in wanted)
+
+
+def priority(pattern: str | None) -> int:
+    g = load_guides().get(pattern or "")
+    return g.rule.priority if g and g.rule else -1
+
+
+def more_specific(new: Classification | None, current: str | None) -> bool:
+    """A rerun's pattern replaces the current one when it ranks higher (causes outrank their consequences)."""
+    return new is not None and new.pattern != "unknown" and priority(new.pattern) > priority(current)
+
+
+def preset_flags(preset: str) -> dict[str, str]:
+    p = flag_table().presets.get(preset)
+    return dict(p.flags) if p else {}
+
+
+def in_every_run(preset: str) -> bool:
+    """The preset sets nothing beyond what every run already has (faulthandler)."""
+    flags = preset_flags(preset)
+    return bool(flags) and preset not in ("backtrace", "memcheck") and all(
+        DEFAULT_FLAGS.get(k) == v for k, v in flags.items())
+
+
+def runtime_flags(preset: str) -> dict[str, str]:
+    specs = flag_table().by_name
+    return {k: v for k, v in preset_flags(preset).items() if specs[k].phase == "runtime"}
+
+
+def needs_compile(tool: str, preset: str | None, pattern: str | None) -> bool:
+    """Whether this step only means something when the command rebuilds the package."""
+    if tool == "dump_kernel_inputs":
+        return True
+    if tool != "rerun_with_flags" or not preset:
+        return False
+    compile_flags = set(preset_flags(preset)) - set(runtime_flags(preset))
+    if not compile_flags:
+        return False
+    only_for = rules().compile_flags_needed.get(preset)
+    return only_for is None or pattern in only_for

@@ -1,0 +1,223 @@
+"""triage: the step engine on real CPU runs (load-only packages), offline on the real H200 capture, the main job."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from aoti_debug import examples
+from aoti_debug.cli import main
+from aoti_debug.errors import BadInput
+from aoti_debug.rerun import get_run
+from aoti_debug.triage import find_package, triage
+from aoti_debug.triage_model import RootCause, TriageReport, TriageRequest
+from pkgs import build_example
+
+ROOT = Path(__file__).resolve().parent.parent
+CAPTURE = ROOT / "tests" / "fixtures" / "gpu_capture"
+LOGS, PACKAGES = CAPTURE / "logs", CAPTURE / "packages"
+# A chat message, not a report: the explanation must stay short.
+MAX_MARKDOWN = 4000
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch) -> Path:
+    """Run directories go to a temporary AOTI_DEBUG_HOME."""
+    monkeypatch.setenv("AOTI_DEBUG_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def offline(log: str, **kw) -> TriageReport:
+    return triage(TriageRequest(log_path=str(LOGS / log), probe_runtime=False, **kw), [ROOT])
+
+
+def steps(r: TriageReport) -> list[tuple[str, str | None, str]]:
+    return [(s.tool, s.preset, s.status) for s in r.steps]
+
+
+class TestOffline:
+    """A log from the H200 capture (torch 2.11.0+cu130), no command: classify, parity, explain; no reruns."""
+
+    def test_a_gpu_index_assert_with_its_package_maps_the_bound_and_the_input_but_names_no_cause(self) -> None:
+        r = offline("index_oob.base.log", package_path=str(PACKAGES / "index_oob.base.pt2"))
+        assert r.mode == "offline" and r.pattern == "triton_index_out_of_bounds"
+        assert [t for t, _, st in steps(r) if st == "done"] == ["classify_error", "explain_index_oob", "check_parity"]
+        assert all(s.run_id is None for s in r.steps), "offline triage must not rerun anything"
+        skipped = {(s.tool, s.preset): s.skipped_because for s in r.steps if s.status == "skipped"}
+        assert "offline" in skipped[("rerun_with_flags", "sanity")] and ("dump_kernel_inputs", None) in skipped
+        rc = r.root_cause
+        assert rc and not rc.named and rc.kind == "index_value_out_of_range" and rc.input_index == 1
+        assert "triton_poi_fused_add_addmm_embedding_relu_0" in rc.summary and "100" in rc.summary
+        assert r.stopped_because == "steps_exhausted"
+        assert "Most likely cause (not confirmed)" in r.markdown and "**Next:**" in r.markdown
+
+    def test_the_captured_printer_output_names_the_offending_id_against_the_bound(self) -> None:
+        r = offline("index_oob.base.log", package_path=str(PACKAGES / "index_oob.base.pt2"),
+                    evidence_logs={"dump_kernel_inputs": str(LOGS / "index_oob.printer2.log")})
+        rc = r.root_cause
+        assert r.stopped_because == "root_cause_named" and rc and rc.named
+        assert (rc.kind, rc.input_index, rc.got, rc.expected) == ("index_value_out_of_range", 1, "500",
+                                                                   "0 <= index < 100")
+
+    def test_an_empty_dynamic_dimension_is_named_by_explain_index_oob_from_the_clamped_index(self) -> None:
+        r = offline("dynamic_zero_below_min.base.log", package_path=str(PACKAGES / "dynamic_zero_below_min.base.pt2"))
+        rc = r.root_cause
+        assert rc and rc.named and rc.kind == "empty_dimension" and (rc.input_index, rc.dim) == (0, 0)
+        assert r.steps[-1].tool == "explain_index_oob" and r.steps[-1].named_root_cause
+
+    def test_the_toolchain_segfault_ends_at_native_abi_with_the_backtrace_and_the_rebuild_fix(self) -> None:
+        r = offline("toolchain_segfault.base.log", exit_status=139,
+                    evidence_logs={"backtrace": str(LOGS / "toolchain_segfault.cuda_gdb.log")})
+        assert r.initial_pattern == "segfault_no_message" and r.pattern == "native_abi"
+        rc = r.root_cause
+        assert rc and rc.named and rc.kind == "toolchain" and r.stopped_because == "root_cause_named"
+        assert "std::regex" in rc.summary and "parse_device_str" in rc.summary
+        assert any("parse_device_str" in e for e in rc.evidence) and any("_load_aoti" in e for e in rc.evidence)
+        assert "CXX=/usr/bin/g++" in rc.fixes[0] and "TORCHINDUCTOR_CACHE_DIR" in rc.fixes[0]
+        fault = next(s for s in r.steps if s.preset == "faulthandler")
+        assert fault.status == "done" and "_load_aoti" in fault.found[0]
+        assert "CXX=/usr/bin/g++" in r.markdown and len(r.markdown) < MAX_MARKDOWN
+
+    def test_a_package_built_by_the_broken_compiler_is_suspected_by_parity_and_confirmed_by_the_backtrace(
+            self) -> None:
+        """parity_cuda_static_libstdcxx.pt2 was built on the capture host with its default (wrapped) g++."""
+        pkg = ROOT / "tests" / "fixtures" / "packages" / "parity_cuda_static_libstdcxx.pt2"
+        r = offline("toolchain_segfault.base.log", exit_status=139, package_path=str(pkg),
+                    evidence_logs={"backtrace": str(LOGS / "toolchain_segfault.cuda_gdb.log")})
+        parity = next(s for s in r.steps if s.tool == "check_parity")
+        assert parity.status == "done" and not parity.named_root_cause
+        assert any("statically" in e for e in parity.evidence)
+        rc = r.root_cause
+        assert rc and rc.named and rc.kind == "toolchain" and r.pattern == "native_abi"
+        assert "built by /opt/gcc/bin/g++" in rc.summary and any("statically" in e for e in rc.evidence)
+
+    def test_a_memcheck_report_names_the_user_kernel_of_an_illegal_memory_access(self) -> None:
+        r = offline("ima_triton.base.log", package_path=str(PACKAGES / "ima_triton.base.pt2"),
+                    evidence_logs={"memcheck": str(LOGS / "ima_triton.memcheck.log")})
+        rc = r.root_cause
+        assert r.pattern == "cuda_illegal_memory_access"
+        assert rc and rc.named and rc.kind == "illegal_access" and rc.kernel == "gather_rows_kernel"
+
+    def test_a_step_that_no_longer_fits_the_budget_is_skipped_with_the_reason(self) -> None:
+        r = offline("ima_triton.base.log", package_path=str(PACKAGES / "ima_triton.base.pt2"), budget_s=0.5)
+        parity = next(s for s in r.steps if s.tool == "check_parity")
+        assert parity.status == "skipped" and parity.skipped_because.startswith("budget")
+        assert r.stopped_because == "budget"
+
+    def test_a_finished_triage_is_read_back_by_get_run(self) -> None:
+        r = offline("dynamic_zero_below_min.base.log", package_path=str(PACKAGES / "dynamic_zero_below_min.base.pt2"))
+        back = get_run(r.run_id)
+        assert back.status == "ok" and back.triage is not None
+        assert back.triage.root_cause == r.root_cause and back.triage.markdown == r.markdown
+
+
+def _suite():
+    spec = importlib.util.spec_from_file_location("triage_suite", ROOT / "tests" / "gpu" / "triage_suite.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_gpu_verification_tables_are_current_and_every_cuda_example_matches_offline() -> None:
+    suite = _suite()
+    doc = (ROOT / "docs" / "gpu-verification.md").read_text()
+    rows = suite.offline(CAPTURE)
+    for name, fresh in (("CLASSIFY", suite.classify_table(CAPTURE)), ("TRIAGE", suite.table(rows, timed=False))):
+        m = re.search(rf"<!-- BEGIN {name} TABLE[^>]*-->\n(.*?)\n<!-- END {name} TABLE -->", doc, re.S)
+        assert m and m.group(1) == fresh, f"docs/gpu-verification.md {name} table is stale: regenerate it"
+    assert {r["example"]: r["differences"] for r in rows if not r["match"]} == {}
+
+
+class TestRequests:
+    def test_nothing_to_triage_and_unknown_evidence_keys_are_refused(self) -> None:
+        with pytest.raises(BadInput, match="argv"):
+            triage(TriageRequest(), [ROOT])
+        with pytest.raises(BadInput, match="evidence_logs key"):
+            offline("nan.base.log", evidence_logs={"gdb": str(LOGS / "nan.base.log")})
+
+    def test_a_log_outside_the_roots_is_refused(self, tmp_path) -> None:
+        with pytest.raises(BadInput, match="outside the allowed roots"):
+            triage(TriageRequest(log_path=str(LOGS / "nan.base.log")), [tmp_path])
+
+    def test_the_package_is_found_in_the_output_only_when_it_exists_inside_the_roots(self, tmp_path) -> None:
+        pkg = tmp_path / "m.pt2"
+        pkg.write_bytes(b"PK")
+        text = f"package: {pkg}\nsaved to '/nope/x.pt2'\n"
+        assert find_package(text, tmp_path, [tmp_path]) == pkg
+        assert find_package("loaded ./m.pt2.", tmp_path, [tmp_path]) == pkg
+        assert find_package(text, tmp_path, [ROOT]) is None
+
+
+class TestExamples:
+    def test_the_manifest_expectation_accepts_an_early_stop_at_the_baseline_pattern(self) -> None:
+        ex = examples.get("dynamic_zero_below_min")
+        exp = examples.expectation(ex, "cpu")
+        assert exp["patterns"] == ["input_shape_mismatch", "triton_index_out_of_bounds"]
+        rc = RootCause(named=True, kind="empty_dimension", summary="", pattern="triton_index_out_of_bounds",
+                       input_index=0)
+        ok = TriageReport(run_id="x", status="done", mode="command", pattern="triton_index_out_of_bounds",
+                          root_cause=rc)
+        assert examples.check(ex, "cpu", ok).match
+        bad = ok.model_copy(update={"root_cause": rc.model_copy(update={"kind": "dtype"})})
+        assert examples.check(ex, "cpu", bad).differences == [
+            "root cause: expected empty_dimension (empty_dimension or dim_below_min), got dtype (named)"]
+
+    def test_list_examples_names_the_default_and_the_expected_cpu_diagnosis(self, capsys) -> None:
+        assert main(["triage", "--list-examples"]) == 0
+        out = capsys.readouterr().out
+        assert "index_oob (default)" in out and "expected on cpu: input_shape_mismatch / dtype" in out
+
+
+@pytest.mark.spawns
+@pytest.mark.compiles
+class TestOnCpu:
+    """Real reruns of the examples on prebuilt packages (--load-only): the sanity rerun acts at run time."""
+
+    def test_a_static_shape_mismatch_is_named_by_the_sanity_rerun(self) -> None:
+        pkg = build_example("static_shape_mismatch")
+        argv = [sys.executable, "examples/static_shape_mismatch.py", "--package", str(pkg), "--load-only"]
+        r = triage(TriageRequest(argv=argv, cwd=str(ROOT)), [ROOT])
+        assert r.package == str(pkg) and r.pattern == "input_shape_mismatch"
+        rc = r.root_cause
+        assert rc and rc.named and (rc.kind, rc.input_index, rc.dim, rc.expected, rc.got) == (
+            "static_dim", 0, 0, "4", "6")
+        sanity = r.steps[rc.step - 1]
+        assert (sanity.tool, sanity.preset, sanity.flags.get("AOTI_RUNTIME_CHECK_INPUTS")) == (
+            "rerun_with_flags", "sanity", "1")
+        assert "TORCHINDUCTOR_NAN_ASSERTS" not in sanity.flags  # a load-only run: run-time flags only
+        assert all(s.cost_s >= 0 for s in r.steps) and r.tool_calls == 4
+
+    def test_a_dtype_mismatch_behind_a_misleading_index_assert_ends_at_the_dtype(self) -> None:
+        pkg = build_example("dtype_mismatch")
+        argv = [sys.executable, "examples/dtype_mismatch.py", "--package", str(pkg), "--load-only"]
+        r = triage(TriageRequest(argv=argv, cwd=str(ROOT)), [ROOT])
+        assert r.initial_pattern == "triton_index_out_of_bounds" and r.pattern == "input_shape_mismatch"
+        assert [t for t, _, _ in steps(r)][:5] == ["rerun_with_flags", "classify_error", "explain_index_oob",
+                                                   "check_parity", "rerun_with_flags"]
+        rc = r.root_cause
+        assert rc and rc.named and (rc.kind, rc.input_index, rc.expected, rc.got) == ("dtype", 1, "int64", "int32")
+        assert "int64" in rc.fixes[0] and "dump_kernel_inputs" not in [s.tool for s in r.steps]
+
+    @pytest.mark.timeout(1200)
+    def test_the_main_job_triages_the_default_example_to_the_offending_id_and_matches(self, tmp_path,
+                                                                                      capsys) -> None:
+        """`aoti-debug triage --example`, the README's main command: two compiles (baseline, printer)."""
+        report_md = tmp_path / "crash.md"
+        assert main(["triage", "--example", "--json", "--report", str(report_md)]) == 0
+        captured = capsys.readouterr()
+        r = TriageReport.model_validate(json.loads(captured.out))
+        assert r.example and r.example.match and r.example.name == "index_oob"
+        rc = r.root_cause
+        assert rc and rc.named and (rc.kind, rc.input_index, rc.got) == ("index_value_out_of_range", 1, "500")
+        assert "100" in rc.summary and "500" in rc.summary
+        tools = [s.tool for s in r.steps]
+        assert tools[-1] == "dump_kernel_inputs" and "explain_index_oob" in tools
+        sanity = next(s for s in r.steps if s.preset == "sanity")
+        assert "--load-only" in sanity.ran  # the run-time-only rerun skipped the compile
+        assert "step 6: dump_kernel_inputs" in captured.err  # progress, one line per step
+        text = report_md.read_text()
+        assert "**Root cause**" in text and "MATCH" in text and len(text) < MAX_MARKDOWN
