@@ -227,7 +227,11 @@ def rerun_preset(ctx: Ctx, step: Step) -> Step:
     if isinstance(planned, str):
         return skip(step, planned)
     argv, flags, presets, fresh = planned
-    est = (ctx.load_s if argv is ctx.req.load_argv and ctx.load_s else ctx.run_s) * SLOWDOWN.get(preset, 1.0)
+    if argv is ctx.req.load_argv:  # no rebuild: the baseline's time (mostly compiling) says nothing about it
+        base = ctx.load_s or MIN_RUN_S
+    else:
+        base = ctx.run_s
+    est = base * SLOWDOWN.get(preset, 1.0)
     if ctx.left() < max(MIN_RUN_S, est):
         ctx.budget_hit = True
         return skip(step, f"budget: about {est:.0f} s needed, {ctx.left():.0f} s left")

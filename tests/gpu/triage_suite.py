@@ -176,11 +176,11 @@ def one(name: str, out: Path, budget: float, device: str, scratch: Path) -> int:
 
 
 def _child(name: str, out: Path, budget: float, device: str, scratch: Path) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "server"), "TORCHINDUCTOR_COMPILE_THREADS": "1",
+    # Keep the caller's PYTHONPATH too: on the GPU host pydantic comes from carried wheels there.
+    pythonpath = os.pathsep.join(p for p in (str(ROOT / "server"), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": pythonpath, "TORCHINDUCTOR_COMPILE_THREADS": "1",
            "AOTI_DEBUG_HOME": str(scratch / "home" / name), "PYTHONUNBUFFERED": "1"}
-    if name == "toolchain_segfault":
-        env.pop("CXX", None)  # the host's default compiler is the point
-    else:
+    if name != "toolchain_segfault":  # that one keeps the host's CXX: its default compiler is the point
         env["CXX"] = SYSTEM_CXX
     t0 = time.monotonic()
     (out / "logs").mkdir(parents=True, exist_ok=True)
