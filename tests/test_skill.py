@@ -13,7 +13,7 @@ import yaml
 from aoti_debug.cli import COMMANDS
 from aoti_debug.guides import load_guides
 from aoti_debug.paths import guides_dir, skill_file
-from aoti_debug.skilldoc import current_table, routing_table
+from aoti_debug.skilldoc import blocks, current, current_table, routing_table
 
 ROOT = Path(__file__).resolve().parent.parent
 SKILL = skill_file().read_text(encoding="utf-8")
@@ -36,6 +36,12 @@ def test_the_skill_front_matter_follows_the_agent_skills_spec() -> None:
 
 def test_the_routing_table_in_skill_md_is_generated_from_the_current_rules() -> None:
     assert current_table() == routing_table(), "run: aoti-debug guide --write-skill"
+
+
+def test_every_generated_table_matches_the_data_it_comes_from() -> None:
+    stale = [f"{path.name}: {start.strip()}" for path, start, end, render in blocks()
+             if current(path, start, end) != render()]
+    assert stale == [], "run: aoti-debug guide --write-skill"
 
 
 def test_every_relative_link_in_the_skill_and_the_guides_resolves_one_level_deep() -> None:
@@ -91,3 +97,11 @@ def test_the_staged_skill_passes_agentskills_validate(tmp_path) -> None:
     shutil.copytree(guides_dir(), stage / "guides")
     out = subprocess.run([exe, "validate", str(stage)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_the_priority_table_in_the_triage_guide_matches_the_rules() -> None:
+    text = (guides_dir() / "triage.md").read_text(encoding="utf-8")
+    rows = dict((pid, int(prio)) for prio, pid in re.findall(r"^\| (\d+) \| \[(\w+)\]", text, re.M))
+    rules = {g.id: g.rule.priority for g in load_guides().values() if g.rule}
+    assert rows == {pid: prio for pid, prio in rules.items() if pid in rows}
+    assert set(rules) - set(rows) <= {"unknown"}

@@ -5,14 +5,15 @@ from __future__ import annotations
 import argparse
 
 from aoti_debug.guides import get_guide, load_guides
-from aoti_debug.skilldoc import routing_table, write_table
+from aoti_debug.skilldoc import routing_table, write_tables
 
 
 def register(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentParser:
     p = sub.add_parser(name, help="List the guides, or print one by id")
     p.add_argument("id", nargs="?", help="Guide id (a pattern id or a workflow guide)")
     p.add_argument("--routing-table", action="store_true", help="Print SKILL.md's routing table (from the rules)")
-    p.add_argument("--write-skill", action="store_true", help="Regenerate the routing table inside SKILL.md")
+    p.add_argument("--write-skill", action="store_true",
+                   help="Regenerate the generated tables (SKILL.md routing, debug-flags.md)")
     return p
 
 
@@ -21,7 +22,8 @@ def run(args: argparse.Namespace) -> int:
         print(routing_table())
         return 0
     if args.write_skill:
-        print("SKILL.md " + ("updated" if write_table() else "already current"))
+        changed = write_tables()
+        print("updated: " + ", ".join(changed) if changed else "generated tables already current")
         return 0
     if args.id is None:
         for g in load_guides().values():
