@@ -18,16 +18,16 @@ from pydantic import Field, ValidationError
 
 from aoti_debug import __version__, proc, rerun, runs
 from aoti_debug import triage as triage_
-from aoti_debug.classify import Classification, classify_file, classify_text
+from aoti_debug.classify import Classification, classify_chunks
 from aoti_debug.dump_kernels import dump_kernel_inputs as dump_kernel_inputs_
 from aoti_debug.dump_model import DEFAULT_PASS_TIMEOUT_S, DumpRequest, DumpResult
 from aoti_debug.errors import AotiDebugError, BadInput
 from aoti_debug.explain_oob import explain_index_oob as explain_index_oob_
 from aoti_debug.guides import load_guides
+from aoti_debug.logclean import file_chunks
 from aoti_debug.oob_model import OobExplanation
 from aoti_debug.parity import ParityReport, check_parity_async
 from aoti_debug.paths import skill_file
-from aoti_debug.printer_parse import file_chunks
 from aoti_debug.probe import ActualInput
 from aoti_debug.rerun import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S, RerunRequest, RunResult
 from aoti_debug.roots import check_path, configured_roots
@@ -71,6 +71,18 @@ def tool_errors() -> Iterator[None]:
         raise ToolError(str(exc)) from exc
 
 
+def _log_chunks(roots: list[Path], log_text: str | None, log_path: str | None) -> Iterable[bytes]:
+    """The log a tool was given, as byte chunks: exactly one of the text or a file inside the roots."""
+    if (log_text is None) == (log_path is None):
+        raise BadInput("pass exactly one of log_text or log_path")
+    if log_path is None:
+        return [(log_text or "").encode("utf-8", "replace")]
+    path = check_path(log_path, roots, what="log_path")
+    if not path.is_file():
+        raise BadInput(f"no such log file: {log_path}")
+    return file_chunks(path)
+
+
 def _register_classify(mcp: MCPServer, roots: list[Path]) -> None:
     @mcp.tool(annotations=READ_ONLY, title="Classify an AOTI error log")
     def classify_error(
@@ -82,11 +94,7 @@ def _register_classify(mcp: MCPServer, roots: list[Path]) -> None:
     ) -> Classification:
         """Route an AOTInductor failure log to its pattern, with evidence lines, fields, guide and next steps."""
         with tool_errors():
-            if (log_text is None) == (log_path is None):
-                raise BadInput("pass exactly one of log_text or log_path")
-            if log_path is not None:
-                return classify_file(check_path(log_path, roots, what="log_path"), exit_status)
-            return classify_text(log_text or "", exit_status)
+            return classify_chunks(_log_chunks(roots, log_text, log_path), exit_status)
 
 
 def _register_rerun(mcp: MCPServer, roots: list[Path]) -> None:
@@ -222,16 +230,8 @@ def _register_kernels(mcp: MCPServer, roots: list[Path]) -> None:
         source input, and the Source Nodes / ATen ops; with the likely root cause and fix options (markdown too).
         Works for Triton and CPU C++ kernels."""
         with tool_errors():
-            if (log_text is None) == (log_path is None):
-                raise BadInput("pass exactly one of log_text or log_path")
+            chunks = _log_chunks(roots, log_text, log_path)
             pkg = check_path(package_path, roots, what="package_path")
-            if log_path is not None:
-                path = check_path(log_path, roots, what="log_path")
-                if not path.is_file():
-                    raise BadInput(f"no such log file: {log_path}")
-                chunks: Iterable[bytes] = file_chunks(path)
-            else:
-                chunks = [(log_text or "").encode("utf-8", "replace")]
             return explain_index_oob_(pkg, chunks, kernel=kernel, model=model)
 
 

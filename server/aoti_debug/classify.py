@@ -8,7 +8,6 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
 from pydantic import BaseModel, Field
 
@@ -254,11 +253,6 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     )
 
 
-def _read_chunks(f: IO[bytes]) -> Iterator[bytes]:
-    while chunk := f.read(CHUNK):
-        yield chunk
-
-
 def classify_text(text: str | bytes, exit_status: int | str | None = None) -> Classification:
     """Classify log text given in memory."""
     data = text.encode("utf-8", errors="replace") if isinstance(text, str) else text
@@ -273,8 +267,7 @@ def classify_file(path: str | Path, exit_status: int | str | None = None) -> Cla
     if not p.is_file():
         raise BadInput(f"not a regular file: {p}")
     try:
-        with p.open("rb") as f:
-            result = classify_chunks(_read_chunks(f), exit_status)
+        result = classify_chunks(logclean.file_chunks(p, CHUNK), exit_status)
     except PermissionError as exc:
         raise BadInput(f"cannot read {p}: {exc.strerror}") from exc
     return result

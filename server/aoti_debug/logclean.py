@@ -1,8 +1,9 @@
-"""Clean a log before classification: ANSI codes and carriage returns per chunk, prefixes and boilerplate per line."""
+"""Read and clean a log: chunks from a file, ANSI codes and CRs per chunk, prefixes and boilerplate per line."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -38,6 +39,13 @@ def load() -> tuple[CleanData, re.Pattern[str], list[tuple[str, re.Pattern[str]]
         raise DataError(f"{DATA}: {exc}") from exc
     prefix = re.compile("(?:" + "|".join(f"(?:{r.regex})" for r in data.prefixes) + ")")
     return data, prefix, [(r.name, re.compile(r.regex)) for r in data.ignore]
+
+
+def file_chunks(path: str | Path, chunk: int = 1 << 20) -> Iterator[bytes]:
+    """A file's bytes in chunks of at most `chunk` bytes (memory stays bounded for any log size)."""
+    with open(path, "rb") as f:
+        while data := f.read(chunk):
+            yield data
 
 
 def normalize_chunk(chunk: bytes) -> bytes:

@@ -7,6 +7,7 @@ from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
 
+from aoti_debug.logclean import file_chunks
 from aoti_debug.printer_log import (
     KEEP_FIRST,
     KEEP_LAST,
@@ -26,7 +27,7 @@ from aoti_debug.printer_log import (
     is_int,
     record,
 )
-from aoti_debug.printer_parse import Tokenizer, feed_all, file_chunks
+from aoti_debug.printer_parse import CHUNK, Tokenizer, feed_all
 
 BAD_MEAN = re.compile(rb"Mean value: -?(?:nan|inf)")
 ASSERT_RX = re.compile(r"^(?:(?P<lower>.+?) <= )?(?P<expr>.*?\btmp\d+\b.*?)(?: < (?P<bound>.+))?$")
@@ -224,7 +225,7 @@ def parse_chunks(chunks: Iterable[bytes], focus: Iterable[str] = ()) -> tuple[Pr
 
 
 def parse_file(path: str | Path, focus: Iterable[str] = ()) -> tuple[PrinterLog, Collector]:
-    return parse_chunks(file_chunks(path), focus)
+    return parse_chunks(file_chunks(path, CHUNK), focus)
 
 
 def parse_text(text: str, focus: Iterable[str] = ()) -> PrinterLog:

@@ -9,8 +9,7 @@ use bytes.find/split/count (memchr speed), not per-line Python, so the parser ke
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
-from pathlib import Path
+from collections.abc import Iterable
 from typing import Protocol
 
 # Read size; the parser holds about two of these at once.
@@ -294,7 +293,3 @@ def feed_all(tok: Tokenizer, chunks: Iterable[bytes]) -> Tokenizer:
     return tok
 
 
-def file_chunks(path: str | Path, chunk: int = CHUNK) -> Iterator[bytes]:
-    with open(path, "rb") as f:
-        while data := f.read(chunk):
-            yield data

@@ -16,10 +16,10 @@ from aoti_debug.explain import step_label
 from aoti_debug.explain_oob import explain_index_oob
 from aoti_debug.forensics import BT_MARK, Faulthandler, explain, find_debugger, parse_faulthandler, parse_gdb
 from aoti_debug.guides import load_guides
+from aoti_debug.logclean import file_chunks
 from aoti_debug.memcheck import find_sanitizer, parse_memcheck
 from aoti_debug.oob_model import OobExplanation
 from aoti_debug.parity import check_parity
-from aoti_debug.printer_collect import file_chunks
 from aoti_debug.rerun import RerunRequest, RunResult
 from aoti_debug.triage_causes import from_backtrace, from_classification, from_memcheck, from_oob, from_parity
 from aoti_debug.triage_model import RootCause, Step, TriageReport, TriageRequest

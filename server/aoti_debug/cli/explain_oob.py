@@ -8,8 +8,8 @@ import sys
 from aoti_debug.cli._out import emit
 from aoti_debug.errors import BadInput
 from aoti_debug.explain_oob import explain_index_oob
+from aoti_debug.logclean import file_chunks
 from aoti_debug.oob_model import OobExplanation
-from aoti_debug.printer_parse import file_chunks
 
 
 def register(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentParser:

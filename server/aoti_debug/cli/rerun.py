@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from aoti_debug.cli._out import emit
+from aoti_debug.cli._out import emit, pairs
 from aoti_debug.errors import BadInput
 from aoti_debug.rerun import DEFAULT_TIMEOUT_S, RerunRequest, RunResult, rerun
 from aoti_debug.roots import configured_roots
@@ -30,16 +30,6 @@ def register(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentPar
     p.add_argument("--json", action="store_true", help="Print the RunResult model as JSON")
     p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- then the command and its arguments")
     return p
-
-
-def _flags(items: list[str]) -> dict[str, str]:
-    out = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise BadInput(f"--flag {item!r}: write NAME=VALUE")
-        out[key] = value
-    return out
 
 
 def _progress(elapsed: float, nbytes: int, step: str) -> None:
@@ -88,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
     if not cmd:
         raise BadInput("no command: aoti-debug rerun [options] -- python repro.py ...")
-    req = RerunRequest(argv=cmd, cwd=args.cwd, presets=args.preset, flags=_flags(args.flag), baseline=args.baseline,
+    flags = pairs(args.flag, "--flag", "NAME=VALUE", empty_ok=True)
+    req = RerunRequest(argv=cmd, cwd=args.cwd, presets=args.preset, flags=flags, baseline=args.baseline,
                        timeout_s=args.timeout, fresh_cache=not args.no_fresh_cache, forensics=not args.no_forensics)
     result = rerun(req, configured_roots(args.root), note=_progress if sys.stderr.isatty() else None)
     if sys.stderr.isatty():

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from aoti_debug import examples
-from aoti_debug.cli._out import emit
+from aoti_debug.cli._out import emit, pairs
 from aoti_debug.errors import BadInput
 from aoti_debug.roots import configured_roots
 from aoti_debug.triage import triage
@@ -47,16 +47,6 @@ def register(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentPar
     p.add_argument("--report", metavar="FILE", help="Also write the markdown crash explanation to FILE")
     p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- then the command and its arguments")
     return p
-
-
-def _evidence(items: list[str]) -> dict[str, str]:
-    out = {}
-    for item in items:
-        key, sep, path = item.partition("=")
-        if not sep or not key or not path:
-            raise BadInput(f"--evidence {item!r}: write STEP=FILE, e.g. backtrace=gdb.log")
-        out[key] = path
-    return out
 
 
 def list_examples() -> str:
@@ -110,9 +100,10 @@ def run(args: argparse.Namespace) -> int:
         if not cmd and not args.log:
             raise BadInput("nothing to triage: aoti-debug triage [options] -- python repro.py, or --log FILE, "
                            "or --example")
+        evidence = pairs(args.evidence, "--evidence", "STEP=FILE, e.g. backtrace=gdb.log")
         req = TriageRequest(argv=cmd or None, load_argv=shlex.split(args.load_cmd) if args.load_cmd else None,
                             log_path=args.log, exit_status=args.exit_status, package_path=args.package,
-                            evidence_logs=_evidence(args.evidence), cwd=args.cwd, budget_s=args.budget,
+                            evidence_logs=evidence, cwd=args.cwd, budget_s=args.budget,
                             timeout_s=args.timeout, probe_runtime=not args.no_probe)
         report = triage(req, configured_roots(args.root), note=_progress())
     if args.report:
