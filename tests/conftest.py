@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,3 +16,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/pkgs.py and fr
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Run directories of tools under test never land in the user's ~/.cache (one folder per xdist worker).
+    os.environ.setdefault("AOTI_DEBUG_HOME", tempfile.mkdtemp(prefix="aoti-debug-tests-"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The real printer runs (tests/kernel_runs.py, four compiles) are cached per process: keep every test
+    # that uses them on one xdist worker (--dist loadgroup) so they are compiled once.
+    for item in items:
+        if getattr(item.module, "cpu_dump", None) is not None:
+            item.add_marker(pytest.mark.xdist_group("kernel_runs"))

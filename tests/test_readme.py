@@ -19,7 +19,7 @@ def test_the_quick_start_has_exactly_two_one_line_commands_main_job_then_tests()
     assert len(commands) == 2 and all("\n" not in c for c in commands)
     main_job, tests = commands
     assert main_job.endswith("aoti-debug triage --example")
-    assert tests.endswith("python -m pytest -q")
+    assert tests.endswith("python -m pytest -q -n auto --dist loadgroup")
     assert all("pip install torch==2.13.0" in c for c in commands)
 
 
