@@ -12,7 +12,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from aoti_debug import proc
@@ -21,6 +20,7 @@ from aoti_debug.paths import examples_dir
 from aoti_debug.triage import execute, plan, save
 from aoti_debug.triage_model import DEFAULT_BUDGET_S, ExampleCheck, TriageReport, TriageRequest
 from aoti_debug.triage_rules import rules
+from aoti_debug.yamlio import YAMLError, load_yaml
 
 # The README's main job: the full chain (baseline, explain_index_oob, parity, sanity, dump_kernel_inputs).
 DEFAULT_EXAMPLE = "index_oob"
@@ -49,9 +49,9 @@ class Example(BaseModel):
 def manifest() -> dict[str, Example]:
     path = examples_dir() / "examples.yaml"
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
         return {e["name"]: Example.model_validate(e) for e in data["examples"]}
-    except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as exc:
+    except (OSError, YAMLError, KeyError, TypeError, ValueError) as exc:
         raise DataError(f"{path}: {exc}") from exc
 
 

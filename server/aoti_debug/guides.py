@@ -7,11 +7,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from aoti_debug.errors import BadInput, DataError
 from aoti_debug.paths import guides_dir
+from aoti_debug.yamlio import YAMLError, load_yaml
 
 # The public contract: these ids never change meaning.
 PATTERN_IDS: tuple[str, ...] = (
@@ -168,8 +168,8 @@ def parse_guide(path: Path) -> Guide:
     if not m:
         raise DataError(f"{path}: no YAML front matter between --- lines")
     try:
-        meta = yaml.safe_load(m.group(1)) or {}
-    except yaml.YAMLError as exc:
+        meta = load_yaml(m.group(1)) or {}
+    except YAMLError as exc:
         raise DataError(f"{path}: front matter is not valid YAML: {exc}") from exc
     if not isinstance(meta, dict):
         raise DataError(f"{path}: front matter must be a mapping")

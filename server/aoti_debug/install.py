@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, Field, computed_field
 
 from aoti_debug.agentconfig import merge_json, merge_toml
 from aoti_debug.errors import BadInput
 from aoti_debug.paths import project_root
+from aoti_debug.yamlio import YAMLError, load_yaml
 
 AGENTS = ("claude-code", "codex")
 NAME = "aoti-debug"  # the skill folder, the front matter name and the MCP server name
@@ -197,8 +197,8 @@ def plan_skill(skill_dir: Path) -> list[_Op]:
 def _front_matter_name(path: Path) -> str | None:
     m = re.match(r"\A---\r?\n(.*?)\r?\n---\r?\n", path.read_text(encoding="utf-8"), re.S)
     try:
-        meta = yaml.safe_load(m.group(1)) if m else None
-    except yaml.YAMLError:
+        meta = load_yaml(m.group(1)) if m else None
+    except YAMLError:
         return None
     return meta.get("name") if isinstance(meta, dict) else None
 

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from aoti_debug.errors import DataError
+from aoti_debug.yamlio import load_yaml
 
 DATA = Path(__file__).parent / "data" / "clean.yaml"
 ANSI = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
@@ -34,7 +34,7 @@ class CleanData(BaseModel):
 @cache
 def load() -> tuple[CleanData, re.Pattern[str], list[tuple[str, re.Pattern[str]]]]:
     try:
-        data = CleanData.model_validate(yaml.safe_load(DATA.read_text(encoding="utf-8")))
+        data = CleanData.model_validate(load_yaml(DATA.read_text(encoding="utf-8")))
     except Exception as exc:  # yaml or validation: a packaging bug either way
         raise DataError(f"{DATA}: {exc}") from exc
     prefix = re.compile("(?:" + "|".join(f"(?:{r.regex})" for r in data.prefixes) + ")")

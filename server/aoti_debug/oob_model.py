@@ -6,11 +6,11 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from aoti_debug.errors import DataError
 from aoti_debug.printer_log import IndexAssert
+from aoti_debug.yamlio import YAMLError, load_yaml
 
 DATA = Path(__file__).resolve().parent / "data" / "index_oob.yaml"
 RootCause = Literal["empty_dimension", "index_value_out_of_range", "unknown"]
@@ -112,8 +112,8 @@ class CauseTable(BaseModel):
 @cache
 def cause_table() -> CauseTable:
     try:
-        return CauseTable.model_validate(yaml.safe_load(DATA.read_text()))
-    except (OSError, yaml.YAMLError, ValidationError) as exc:
+        return CauseTable.model_validate(load_yaml(DATA.read_text()))
+    except (OSError, YAMLError, ValidationError) as exc:
         raise DataError(f"{DATA}: {exc}") from exc
 
 

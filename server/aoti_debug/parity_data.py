@@ -7,10 +7,10 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from aoti_debug.errors import DataError
+from aoti_debug.yamlio import YAMLError, load_yaml
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -96,8 +96,8 @@ class _Kinds(BaseModel):
 def _load(name: str, model: type[BaseModel]) -> BaseModel:
     path = DATA / name
     try:
-        return model.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
-    except (OSError, yaml.YAMLError, ValidationError) as exc:
+        return model.model_validate(load_yaml(path.read_text(encoding="utf-8")))
+    except (OSError, YAMLError, ValidationError) as exc:
         raise DataError(f"{path}: {exc}") from exc
 
 

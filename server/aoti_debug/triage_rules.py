@@ -5,13 +5,13 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from aoti_debug.classify import Classification
 from aoti_debug.errors import DataError
 from aoti_debug.flags import flag_table
 from aoti_debug.guides import load_guides
+from aoti_debug.yamlio import YAMLError, load_yaml
 
 DATA = Path(__file__).resolve().parent / "data" / "triage.yaml"
 # Flags every run gets (flags.resolve): a preset made only of these is already in the baseline.
@@ -33,8 +33,8 @@ class TriageRules(BaseModel):
 @cache
 def rules() -> TriageRules:
     try:
-        return TriageRules.model_validate(yaml.safe_load(DATA.read_text(encoding="utf-8")))
-    except (OSError, yaml.YAMLError, ValidationError) as exc:
+        return TriageRules.model_validate(load_yaml(DATA.read_text(encoding="utf-8")))
+    except (OSError, YAMLError, ValidationError) as exc:
         raise DataError(f"{DATA}: {exc}") from exc
 
 

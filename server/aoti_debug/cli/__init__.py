@@ -29,11 +29,14 @@ EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 70
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The full parser, or one with just the `only` subcommand (its module alone is imported: a fast start)."""
     parser = argparse.ArgumentParser(prog="aoti-debug", description="Triage AOTInductor crashes with evidence.")
     parser.add_argument("--version", action="version", version=f"aoti-debug {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module in COMMANDS.items():
+        if only is not None and name != only:
+            continue
         mod = importlib.import_module(f"aoti_debug.cli.{module}")
         p = mod.register(sub, name)
         p.set_defaults(_run=mod.run)
@@ -46,7 +49,8 @@ def _first_line(exc: BaseException) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv[0] if argv and argv[0] in COMMANDS else None).parse_args(argv)
     try:
         return int(args._run(args) or 0)
     except AotiDebugError as exc:
