@@ -22,7 +22,9 @@ import argparse
 import json
 import os
 import re
+import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -39,8 +41,8 @@ from aoti_debug.triage import triage  # noqa: E402
 from aoti_debug.triage_model import TriageReport, TriageRequest  # noqa: E402
 
 SYSTEM_CXX = "/usr/bin/g++"
-# The whole suite should end within about 5 minutes: each triage gets this budget, all run at once.
-DEFAULT_BUDGET_S = 300.0
+# The whole suite ends in 4-5 minutes on a 16-core GPU host: each triage gets this budget, all run at once.
+DEFAULT_BUDGET_S = 420.0
 LOG_KEEP = 2 * 2**20
 # Capture job suffix -> triage evidence key (tests/gpu/capture.py's jobs).
 EVIDENCE = {"sanity": "sanity", "check_inputs": "sanity", "deterministic": "deterministic", "memcheck": "memcheck",
@@ -141,14 +143,112 @@ def offline(capture: Path) -> list[dict]:
     return rows
 
 
+# --- offline over a GPU suite output ---------------------------------------------------------------
+
+# Kept step log name suffix -> triage evidence key; the sanitizer's own report plays memcheck.
+STEP_EVIDENCE = {"_sanity": "sanity", "_deterministic": "deterministic", "_memcheck.sanitizer": "memcheck",
+                 "_backtrace": "backtrace", "_dump_kernel_inputs": "dump_kernel_inputs"}
+# Steps that read the package or its sources, which a suite output does not keep.
+PACKAGE_STEPS = {"check_parity", "explain_index_oob"}
+
+
+def replay_case(out: Path, name: str) -> TriageReport:
+    """Triage of one example's kept baseline log with its kept step logs as evidence: no run, no package."""
+    logs = out / "logs" / name
+    base = logs / "step1_rerun_with_flags.log"
+    status = re.search(r"^# exit_status: (-?\d+)", base.read_text(errors="replace"), re.M)
+    evidence = {key: str(f) for f in sorted(logs.glob("step*.log"))
+                for suffix, key in STEP_EVIDENCE.items() if f.stem.endswith(suffix)}
+    return triage(TriageRequest(log_path=str(base), exit_status=int(status.group(1)) if status else None,
+                                evidence_logs=evidence, probe_runtime=False), [ROOT])
+
+
+def replay(out: Path) -> list[dict]:
+    """Per example of a GPU suite output: the live result and what the replay of its kept logs reaches."""
+    rows = []
+    for res in sorted((out / "results").glob("*.json")):
+        live = TriageReport.model_validate_json(res.read_text())
+        again = replay_case(out, res.stem)
+        namer = next((s.tool for s in live.steps if s.named_root_cause), None)
+        rows.append({"example": res.stem, "live": _cause(live), "replay": _cause(again),
+                     "replay_steps": [f"{s.tool}{' ' + s.preset if s.preset else ''}" for s in again.steps
+                                      if s.ran and s.ran[0].startswith("given")],
+                     "named_by": namer, "needs_package": namer in PACKAGE_STEPS})
+    return rows
+
+
+def _cause(r: TriageReport) -> str:
+    rc = r.root_cause
+    return f"{r.pattern} / {rc.kind if rc and rc.named else 'none named'}"
+
+
+def replay_table(rows: list[dict]) -> str:
+    out = ["| Example | Live on the GPU | Replay of the kept logs | Kept logs used | Same |", "|---|---|---|---|---|"]
+    for r in rows:
+        same = ("yes" if r["live"] == r["replay"] else
+                f"no: named by {r['named_by']}, which reads the package (not kept)" if r["needs_package"] else "NO")
+        out.append(f"| `{r['example']}` | {r['live']} | {r['replay']} | {', '.join(r['replay_steps']) or '-'} "
+                   f"| {same} |")
+    return "\n".join(out)
+
+
+def suite_table(out: Path) -> str:
+    """The table of a GPU suite output, as triage_suite.md has it."""
+    return table(json.loads((out / "triage_suite.json").read_text())["rows"], timed=True)
+
+
 # --- on the GPU host ------------------------------------------------------------------------------
 
-def _keep_logs(r: TriageReport, dest: Path) -> None:
+def step_log_name(s) -> str:
+    return f"step{s.index}_{s.tool}{'_' + s.preset if s.preset else ''}.log"
+
+
+def _exit_status(found: list[str]) -> int | None:
+    """The run's exit status from the step's first finding: 'crashed (SIGSEGV, ...' -> -11, 'failed (exit 1' -> 1."""
+    m = re.match(r"(?:crashed \((SIG[A-Z]+)|failed \(exit (\d+))", found[0] if found else "")
+    if not m:
+        return None
+    return -int(getattr(signal, m.group(1))) if m.group(1) else int(m.group(2))
+
+
+def log_header(name: str, s, env: str) -> bytes:
+    """Comment lines that say where a kept step log came from (the fixture-log rule: torch, GPU, command)."""
+    cxx = re.search(r"host CXX=(\S+);", env)
+    lines = [f"aoti-debug GPU triage suite: example {name}, step {s.index} {s.tool}"
+             f"{' ' + s.preset if s.preset else ''}", *env.strip().splitlines(),
+             "suite: tests/gpu/triage_suite.py OUT_DIR --budget 420, CXX="
+             + ((cxx.group(1) if cxx else "(host default)") if name == "toolchain_segfault" else SYSTEM_CXX),
+             f"command: {shlex.join(s.ran)}" + "".join(f" {k}={v}" for k, v in (s.flags or {}).items())]
+    status = _exit_status(s.found) if s.tool == "rerun_with_flags" else None
+    if status is not None:
+        lines.append(f"exit_status: {status}")
+    return "".join(f"# {line}\n" for line in lines).encode()
+
+
+def _keep_logs(name: str, r: TriageReport, dest: Path, env: str) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     for s in r.steps:
         if s.log_path and Path(s.log_path).is_file():
             data = Path(s.log_path).read_bytes()[-LOG_KEEP:]
-            (dest / f"step{s.index}_{s.tool}{'_' + s.preset if s.preset else ''}.log").write_bytes(data)
+            (dest / step_log_name(s)).write_bytes(log_header(name, s, env) + data)
+            # compute-sanitizer writes its report to the run's memcheck.log, not to the process output
+            for report in ("memcheck.log", "forensics/memcheck.log"):
+                if (Path(s.log_path).parent / report).is_file():
+                    (dest / step_log_name(s).replace(".log", ".sanitizer.log")).write_bytes(
+                        log_header(name, s, env) + (Path(s.log_path).parent / report).read_bytes()[-LOG_KEEP:])
+
+
+def add_headers(out: Path) -> int:
+    """Give the kept step logs of an earlier suite output their header, where they have none yet."""
+    env, n = (out / "env.txt").read_text(), 0
+    for res in sorted((out / "results").glob("*.json")):
+        r = TriageReport.model_validate_json(res.read_text())
+        for s in r.steps:
+            log = out / "logs" / res.stem / step_log_name(s)
+            if log.is_file() and not log.read_bytes().startswith(b"# aoti-debug GPU triage suite"):
+                log.write_bytes(log_header(res.stem, s, env) + log.read_bytes())
+                n += 1
+    return n
 
 
 def one(name: str, out: Path, budget: float, device: str, scratch: Path) -> int:
@@ -171,7 +271,7 @@ def one(name: str, out: Path, budget: float, device: str, scratch: Path) -> int:
     r.elapsed_s = round(time.monotonic() - t0, 1)
     (out / "results").mkdir(parents=True, exist_ok=True)
     (out / "results" / f"{name}.json").write_text(r.model_dump_json(indent=2))
-    _keep_logs(r, out / "logs" / name)
+    _keep_logs(name, r, out / "logs" / name, (out / "env.txt").read_text())
     return 0
 
 
@@ -212,6 +312,9 @@ def main() -> int:
     ap.add_argument("out", nargs="?", type=Path)
     ap.add_argument("--offline", type=Path, metavar="CAPTURE")
     ap.add_argument("--one", metavar="NAME")
+    ap.add_argument("--add-headers", action="store_true", help="Only give OUT_DIR's kept step logs their header")
+    ap.add_argument("--replay", action="store_true", help="Triage OUT_DIR's kept logs offline (OUT_DIR: a suite "
+                    "output) and print its table and the replay table")
     ap.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S)
     ap.add_argument("--parallel", type=int, default=16)
     ap.add_argument("--only", default=".")
@@ -221,6 +324,12 @@ def main() -> int:
     a = ap.parse_args()
     if a.one:
         return one(a.one, a.out, a.budget, a.device, a.scratch)
+    if a.replay:
+        print(suite_table(a.out) + "\n\n" + replay_table(replay(a.out)))
+        return 0
+    if a.add_headers:
+        print(f"{add_headers(a.out)} step logs given a header")
+        return 0
     if a.offline:
         rows = offline(a.offline)
         print(classify_table(a.offline) + "\n\n" + table(rows, timed=False))

@@ -1,0 +1,110 @@
+"""The GPU triage suite's committed output (H100, torch 2.11): checked again against the manifest, the classifier,
+an offline replay of its kept logs, and the tables of docs/gpu-verification.md."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+from aoti_debug import examples
+from aoti_debug.classify import classify_file
+from aoti_debug.triage_model import TriageReport
+
+ROOT = Path(__file__).resolve().parent.parent
+SUITE = ROOT / "tests" / "fixtures" / "gpu_triage_suite"
+MCP = ROOT / "tests" / "fixtures" / "gpu_mcp_triage"
+DOC = ROOT / "docs" / "gpu-verification.md"
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("AOTI_DEBUG_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+@pytest.fixture(scope="module")
+def suite():
+    spec = importlib.util.spec_from_file_location("triage_suite", ROOT / "tests" / "gpu" / "triage_suite.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def reports() -> dict[str, TriageReport]:
+    return {p.stem: TriageReport.model_validate_json(p.read_text()) for p in sorted((SUITE / "results").glob("*.json"))}
+
+
+def doc_block(name: str) -> str:
+    m = re.search(rf"<!-- BEGIN {name}[^>]*-->\n(.*?)\n<!-- END {name} -->", DOC.read_text(), re.S)
+    assert m, f"docs/gpu-verification.md has no {name} block"
+    return m.group(1)
+
+
+def test_every_cuda_example_of_the_manifest_was_triaged_on_the_gpu_and_still_matches_it() -> None:
+    got = reports()
+    cuda = {e.name for e in examples.manifest().values() if "cuda" in e.devices}
+    assert set(got) == cuda
+    for name, r in got.items():
+        c = examples.check(examples.get(name), "cuda", r)
+        assert c.match, (name, c.differences)
+        assert r.root_cause and r.root_cause.named and r.stopped_because == "root_cause_named", name
+    assert "NVIDIA H100" in (SUITE / "env.txt").read_text()
+
+
+def test_each_kept_step_log_names_torch_the_gpu_and_its_command() -> None:
+    logs = sorted((SUITE / "logs").glob("*/step*.log"))
+    assert len(logs) >= 40
+    for log in logs:
+        head = log.read_text(errors="replace").split("\n", 6)[:6]
+        assert head[0].startswith("# aoti-debug GPU triage suite: example "), log
+        assert "torch 2.11.0+cu130" in head[1] and "NVIDIA H100" in head[1], log
+        assert any(line.startswith("# command: ") for line in head), log
+
+
+def test_the_classifier_routes_each_gpu_baseline_as_the_live_triage_did() -> None:
+    for name, r in reports().items():
+        base = SUITE / "logs" / name / "step1_rerun_with_flags.log"
+        status = re.search(r"^# exit_status: (-?\d+)", base.read_text(errors="replace"), re.M)
+        assert status, name
+        assert classify_file(base, int(status.group(1))).pattern == r.initial_pattern, name
+
+
+def test_the_sanitizer_report_is_kept_beside_the_memcheck_step_and_names_the_user_kernel() -> None:
+    report = (SUITE / "logs" / "ima_triton" / "step5_rerun_with_flags_memcheck.sanitizer.log").read_text()
+    assert "Invalid __global__ read of size 4 bytes" in report and "gather_rows_kernel" in report
+
+
+def test_replaying_the_kept_logs_offline_reaches_the_live_root_cause_unless_it_needed_the_package(suite) -> None:
+    rows = suite.replay(SUITE)
+    assert len(rows) == len(reports())
+    for r in rows:
+        if r["needs_package"]:  # explain_index_oob / check_parity read the package, which the suite does not keep
+            assert r["replay"].split(" / ")[0] == r["live"].split(" / ")[0], r
+        else:
+            assert r["replay"] == r["live"], r
+    assert sum(not r["needs_package"] for r in rows) >= 12
+
+
+def test_the_gpu_suite_and_replay_tables_in_the_docs_are_current(suite) -> None:
+    assert doc_block("GPU SUITE TABLE") == suite.suite_table(SUITE), "regenerate: triage_suite.py ... --replay"
+    assert doc_block("GPU REPLAY TABLE") == suite.replay_table(suite.replay(SUITE)), "regenerate the replay table"
+    assert "14/14 match" in (SUITE / "triage_suite.md").read_text()
+
+
+def test_the_mcp_stdio_run_on_the_gpu_matched_and_read_the_memcheck_resource() -> None:
+    data = json.loads((MCP / "mcp_triage.json").read_text())
+    assert {"triage", "get_run", "classify_error", "check_parity", "rerun_with_flags", "dump_kernel_inputs",
+            "explain_index_oob"} <= set(data["tools"])
+    rows = {r["example"]: r for r in data["rows"]}
+    live = reports()
+    for name, r in rows.items():
+        assert r["match"] and r["root_cause"]["kind"] == live[name].root_cause.kind, name
+    assert rows["index_oob"]["wait"] and rows["index_oob"]["progress"][0].startswith("step 1: ")
+    assert all(r["get_run_polls"] > 0 for r in rows.values() if not r["wait"])
+    memcheck = [x for x in rows["ima_triton"]["resources"] if x["uri"].endswith("/memcheck")]
+    assert memcheck and memcheck[0]["sanitizer_lines"] > 0
+    table = "\n".join(line for line in (MCP / "mcp_triage.md").read_text().splitlines() if line.startswith("|"))
+    assert doc_block("GPU MCP TABLE") == table
