@@ -88,6 +88,18 @@ async def test_the_triage_prompt_carries_the_log_and_the_flow(server) -> None:
 
 
 @pytest.mark.anyio
+async def test_the_published_tool_list_is_the_one_the_sdk_generates_without_the_schema_cache(tmp_path) -> None:
+    async with Client(build_server([tmp_path]), raise_exceptions=True) as cached, \
+            Client(build_server([tmp_path], cached_schemas=False), raise_exceptions=True) as fresh:
+        published = [t.model_dump() for t in (await cached.list_tools()).tools]
+        generated = [t.model_dump() for t in (await fresh.list_tools()).tools]
+        assert published == generated, "stale server/aoti_debug/data/tool_schemas.json: aoti-debug guide --write-skill"
+        assert all(t["output_schema"] for t in published)
+        result = await cached.call_tool("classify_error", {"log_text": CPU_OOB})
+        assert result.structured_content["pattern"] == "triton_index_out_of_bounds"
+
+
+@pytest.mark.anyio
 @pytest.mark.spawns
 async def test_the_stdio_server_answers_a_real_client_and_never_imports_torch(tmp_path) -> None:
     params = StdioServerParameters(command=sys.executable, args=["-m", "aoti_debug", "serve", "--root", str(tmp_path)])

@@ -16,7 +16,7 @@ from mcp.server.mcpserver.resources import FileResource
 from mcp.types import Annotations, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from aoti_debug import __version__, proc, rerun, runs
+from aoti_debug import __version__, proc, rerun, runs, schemacache
 from aoti_debug import triage as triage_
 from aoti_debug.classify import Classification, classify_chunks
 from aoti_debug.dump_kernels import dump_kernel_inputs as dump_kernel_inputs_
@@ -31,6 +31,7 @@ from aoti_debug.paths import skill_file
 from aoti_debug.probe import ActualInput
 from aoti_debug.rerun import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S, RerunRequest, RunResult
 from aoti_debug.roots import check_path, configured_roots
+from aoti_debug.schemacache import cached_tool as _tool
 from aoti_debug.triage_model import (
     DEFAULT_BUDGET_S,
     DEFAULT_RUN_TIMEOUT_S,
@@ -83,8 +84,8 @@ def _log_chunks(roots: list[Path], log_text: str | None, log_path: str | None) -
     return file_chunks(path)
 
 
-def _register_classify(mcp: MCPServer, roots: list[Path]) -> None:
-    @mcp.tool(annotations=READ_ONLY, title="Classify an AOTI error log")
+def _register_classify(mcp: MCPServer, roots: list[Path], cached: dict | None) -> None:
+    @_tool(mcp, cached, annotations=READ_ONLY, title="Classify an AOTI error log")
     def classify_error(
         log_text: Annotated[str | None, Field(description="The failing run's output (stdout and stderr)")] = None,
         log_path: Annotated[str | None, Field(description="Or a log file inside the allowed roots")] = None,
@@ -97,8 +98,8 @@ def _register_classify(mcp: MCPServer, roots: list[Path]) -> None:
             return classify_chunks(_log_chunks(roots, log_text, log_path), exit_status)
 
 
-def _register_rerun(mcp: MCPServer, roots: list[Path]) -> None:
-    @mcp.tool(annotations=RERUN, title="Rerun a repro with debug flags")
+def _register_rerun(mcp: MCPServer, roots: list[Path], cached: dict | None) -> None:
+    @_tool(mcp, cached, annotations=RERUN, title="Rerun a repro with debug flags")
     async def rerun_with_flags(
         ctx: Context,
         argv: Annotated[list[str], Field(description="The repro as an argv list (no shell): ['python', 'repro.py', "
@@ -134,7 +135,7 @@ def _register_rerun(mcp: MCPServer, roots: list[Path]) -> None:
             return await proc.in_thread(lambda cancel, note: rerun.execute(plan, cancel=cancel, note=note),
                                         on_progress=progress)
 
-    @mcp.tool(annotations=READ_ONLY, title="Poll a rerun or a triage")
+    @_tool(mcp, cached, annotations=READ_ONLY, title="Poll a rerun or a triage")
     def get_run(
         run_id: Annotated[str, Field(description="The run id rerun_with_flags or triage returned")],
     ) -> RunResult:
@@ -158,8 +159,8 @@ def _register_rerun(mcp: MCPServer, roots: list[Path]) -> None:
             return text if size <= RUN_FILE_BYTES else f"[first {size - RUN_FILE_BYTES} bytes left out]\n{text}"
 
 
-def _register_parity(mcp: MCPServer, roots: list[Path]) -> None:
-    @mcp.tool(annotations=READ_ONLY, title="Check an AOTI package against the runtime and the inputs")
+def _register_parity(mcp: MCPServer, roots: list[Path], cached: dict | None) -> None:
+    @_tool(mcp, cached, annotations=READ_ONLY, title="Check an AOTI package against the runtime and the inputs")
     async def check_parity(
         package_path: Annotated[str, Field(description="The .pt2 package, inside the allowed roots")],
         inputs_path: Annotated[str | None, Field(
@@ -184,8 +185,8 @@ def _register_parity(mcp: MCPServer, roots: list[Path]) -> None:
                                             python=python, model=model)
 
 
-def _register_kernels(mcp: MCPServer, roots: list[Path]) -> None:
-    @mcp.tool(annotations=RERUN, title="Find the failing kernel and print what went into it")
+def _register_kernels(mcp: MCPServer, roots: list[Path], cached: dict | None) -> None:
+    @_tool(mcp, cached, annotations=RERUN, title="Find the failing kernel and print what went into it")
     async def dump_kernel_inputs(
         ctx: Context,
         argv: Annotated[list[str], Field(description="The repro as an argv list (no shell); it must export and "
@@ -216,7 +217,8 @@ def _register_kernels(mcp: MCPServer, roots: list[Path]) -> None:
             return await proc.in_thread(lambda cancel, note: dump_kernel_inputs_(req, roots, cancel=cancel, note=note),
                                         on_progress=progress)
 
-    @mcp.tool(annotations=READ_ONLY, title="Explain an index-out-of-bounds assertion from the package's sources")
+    @_tool(mcp, cached, annotations=READ_ONLY,
+           title="Explain an index-out-of-bounds assertion from the package's sources")
     def explain_index_oob(
         package_path: Annotated[str, Field(description="The .pt2, the folder it was extracted to, or the inductor "
                                            "cache folder (TORCHINDUCTOR_CACHE_DIR) of the build; inside the roots")],
@@ -235,8 +237,8 @@ def _register_kernels(mcp: MCPServer, roots: list[Path]) -> None:
             return explain_index_oob_(pkg, chunks, kernel=kernel, model=model)
 
 
-def _register_triage(mcp: MCPServer, roots: list[Path]) -> None:
-    @mcp.tool(annotations=RERUN, title="Triage an AOTI crash end to end")
+def _register_triage(mcp: MCPServer, roots: list[Path], cached: dict | None) -> None:
+    @_tool(mcp, cached, annotations=RERUN, title="Triage an AOTI crash end to end")
     async def triage(
         ctx: Context,
         argv: Annotated[list[str] | None, Field(description="The repro as an argv list (no shell); omit it to "
@@ -331,15 +333,17 @@ def _register_prompts(mcp: MCPServer) -> None:
         return "\n".join(parts)
 
 
-def build_server(roots: list[Path] | None = None) -> MCPServer:
-    """The aoti-debug MCP server; roots bound every path a client can name."""
+def build_server(roots: list[Path] | None = None, cached_schemas: bool = True) -> MCPServer:
+    """The aoti-debug MCP server; roots bound every path a client can name. cached_schemas=False: let the SDK
+    generate the output schemas (what the cache is checked against)."""
     roots = roots or configured_roots()
+    cached = schemacache.load() if cached_schemas else None
     mcp = MCPServer("aoti-debug", title="aoti-debug", instructions=INSTRUCTIONS, version=__version__)
-    _register_classify(mcp, roots)
-    _register_parity(mcp, roots)
-    _register_rerun(mcp, roots)
-    _register_kernels(mcp, roots)
-    _register_triage(mcp, roots)
+    _register_classify(mcp, roots, cached)
+    _register_parity(mcp, roots, cached)
+    _register_rerun(mcp, roots, cached)
+    _register_kernels(mcp, roots, cached)
+    _register_triage(mcp, roots, cached)
     _register_guides(mcp)
     _register_prompts(mcp)
     return mcp
