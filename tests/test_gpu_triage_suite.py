@@ -64,12 +64,12 @@ def test_each_kept_step_log_names_torch_the_gpu_and_its_command() -> None:
         assert any(line.startswith("# command: ") for line in head), log
 
 
-def test_the_classifier_routes_each_gpu_baseline_as_the_live_triage_did() -> None:
+def test_the_classifier_routes_each_gpu_baseline_as_the_live_triage_did(suite) -> None:
     for name, r in reports().items():
         base = SUITE / "logs" / name / "step1_rerun_with_flags.log"
-        status = re.search(r"^# exit_status: (-?\d+)", base.read_text(errors="replace"), re.M)
-        assert status, name
-        assert classify_file(base, int(status.group(1))).pattern == r.initial_pattern, name
+        status = suite.logged_exit_status(base)
+        assert status is not None, name
+        assert classify_file(base, status).pattern == r.initial_pattern, name
 
 
 def test_the_sanitizer_report_is_kept_beside_the_memcheck_step_and_names_the_user_kernel() -> None:

@@ -30,14 +30,14 @@ from mcp import Client, StdioServerParameters
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "server"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from aoti_debug import examples  # noqa: E402
 from aoti_debug.triage_model import TriageReport  # noqa: E402
+from triage_suite import child_env, keeps_host_cxx  # noqa: E402
 
 POLL_S = 2.0
 DEFAULT = ["index_oob", "ima_triton", "static_shape_mismatch", "toolchain_segfault"]
-SYSTEM_CXX = "/usr/bin/g++"
-HOST_CXX = {"toolchain_segfault"}  # built with the host's default compiler: its crash on load is the point
 
 
 def _text(contents) -> str:
@@ -93,12 +93,8 @@ async def _triage(client: Client, name: str, work: Path, budget: float, wait: bo
 
 
 def _server(work: Path, home: Path, host_cxx: bool) -> StdioServerParameters:
-    """One stdio server; its repros inherit its environment: CXX=/usr/bin/g++ unless the host's compiler is
-    the point."""
-    env = {**os.environ, "AOTI_DEBUG_HOME": str(home), "PYTHONUNBUFFERED": "1",
-           "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT / "server"), os.environ.get("PYTHONPATH", "")) if p)}
-    if not host_cxx:
-        env["CXX"] = SYSTEM_CXX
+    """One stdio server; its repros inherit its environment, CXX=/usr/bin/g++ included unless host_cxx."""
+    env = child_env(host_cxx, AOTI_DEBUG_HOME=str(home), PYTHONUNBUFFERED="1")
     return StdioServerParameters(command=sys.executable, args=["-m", "aoti_debug", "serve", "--root", str(work)],
                                  env=env)
 
@@ -113,7 +109,7 @@ async def main_async(out: Path, names: list[str], budget: float, device: str) ->
         shutil.copytree(ROOT / "examples", work / name / "examples")
 
     async def serve(host_cxx: bool) -> None:
-        mine = [(i, n) for i, n in enumerate(names) if (n in HOST_CXX) == host_cxx]
+        mine = [(i, n) for i, n in enumerate(names) if keeps_host_cxx(n) == host_cxx]
         if not mine:
             return
         async with Client(_server(work, work / ("home_host_cxx" if host_cxx else "home"), host_cxx),

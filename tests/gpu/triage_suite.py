@@ -55,6 +55,27 @@ CAPTURE_PREFIX = {"input_device_mismatch": "input_device_mismatch.cuda_pkg",
 BASELINE_JOB = {"load_device_mismatch_package": "no_gpu"}
 
 
+def logged_exit_status(log: Path) -> int | None:
+    """The exit status a fixture log's header records ('# exit_status: N'), if any."""
+    m = re.search(r"^# exit_status: (-?\d+)", log.read_text(errors="replace"), re.M)
+    return int(m.group(1)) if m else None
+
+
+def keeps_host_cxx(name: str) -> bool:
+    """The manifest marks the examples whose point is the host's own compiler (env: {CXX: <the host's default>})."""
+    return "CXX" in ((examples.get(name).model_extra or {}).get("env") or {})
+
+
+def child_env(host_cxx: bool, **extra: str) -> dict[str, str]:
+    """The environment of a run on the GPU host: this server/ on PYTHONPATH before the caller's (carried wheels),
+    CXX=/usr/bin/g++ unless host_cxx (keep the host's compiler)."""
+    pythonpath = os.pathsep.join(p for p in (str(ROOT / "server"), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": pythonpath, **extra}
+    if not host_cxx:
+        env["CXX"] = SYSTEM_CXX
+    return env
+
+
 def cuda_examples() -> list[examples.Example]:
     return [e for e in examples.manifest().values() if "cuda" in e.devices]
 
@@ -102,12 +123,11 @@ def offline_case(capture: Path, name: str) -> TriageReport | None:
         log = logs / f"{prefix}.{job}.log"
         if key and key not in evidence and log.is_file():
             evidence[key] = str(log)
-    exit_status = re.search(r"^# exit_status: (\d+)", base.read_text(errors="replace"), re.M)
     # the package when the capture kept it, else the build's generated sources it kept (for explain_index_oob)
     pkg = capture / "packages" / f"{prefix}.base.pt2"
     sources = capture / "artifacts" / f"{prefix}.base" / "cache"
     where = pkg if pkg.is_file() else sources if sources.is_dir() else None
-    req = TriageRequest(log_path=str(base), exit_status=int(exit_status.group(1)) if exit_status else None,
+    req = TriageRequest(log_path=str(base), exit_status=logged_exit_status(base),
                         package_path=str(where) if where else None, evidence_logs=evidence,
                         probe_runtime=False)
     return triage(req, [ROOT])
@@ -124,11 +144,11 @@ def classify_table(capture: Path) -> str:
             log = capture / "logs" / f"{prefix}.{job}.log"
             if not log.is_file() or (job == "base" and ex.name in BASELINE_JOB):
                 continue
-            m = re.search(r"^# exit_status: (\d+)", log.read_text(errors="replace"), re.M)
-            c = classify_file(log, int(m.group(1)) if m else None)
+            status = logged_exit_status(log)
+            c = classify_file(log, status)
             want = (exp.get(stage) or {}).get("pattern", "(same as baseline)" if stage == "sanity" else "-")
             mark = "" if want in (c.pattern, "(same as baseline)", "-") else " **differs**"
-            out.append(f"| `{ex.name}` | `{log.name}` | {m.group(1) if m else '?'} | {c.pattern} "
+            out.append(f"| `{ex.name}` | `{log.name}` | {'?' if status is None else status} | {c.pattern} "
                        f"({c.confidence:.2f}) | {want}{mark} |")
     return "\n".join(out)
 
@@ -156,10 +176,9 @@ def replay_case(out: Path, name: str) -> TriageReport:
     """Triage of one example's kept baseline log with its kept step logs as evidence: no run, no package."""
     logs = out / "logs" / name
     base = logs / "step1_rerun_with_flags.log"
-    status = re.search(r"^# exit_status: (-?\d+)", base.read_text(errors="replace"), re.M)
     evidence = {key: str(f) for f in sorted(logs.glob("step*.log"))
                 for suffix, key in STEP_EVIDENCE.items() if f.stem.endswith(suffix)}
-    return triage(TriageRequest(log_path=str(base), exit_status=int(status.group(1)) if status else None,
+    return triage(TriageRequest(log_path=str(base), exit_status=logged_exit_status(base),
                                 evidence_logs=evidence, probe_runtime=False), [ROOT])
 
 
@@ -211,13 +230,13 @@ def _exit_status(found: list[str]) -> int | None:
     return -int(getattr(signal, m.group(1))) if m.group(1) else int(m.group(2))
 
 
-def log_header(name: str, s, env: str) -> bytes:
+def log_header(name: str, s, env: str, budget: float) -> bytes:
     """Comment lines that say where a kept step log came from (the fixture-log rule: torch, GPU, command)."""
     cxx = re.search(r"host CXX=(\S+);", env)
     lines = [f"aoti-debug GPU triage suite: example {name}, step {s.index} {s.tool}"
              f"{' ' + s.preset if s.preset else ''}", *env.strip().splitlines(),
-             "suite: tests/gpu/triage_suite.py OUT_DIR --budget 420, CXX="
-             + ((cxx.group(1) if cxx else "(host default)") if name == "toolchain_segfault" else SYSTEM_CXX),
+             f"suite: tests/gpu/triage_suite.py OUT_DIR --budget {budget:g}, CXX="
+             + ((cxx.group(1) if cxx else "(host default)") if keeps_host_cxx(name) else SYSTEM_CXX),
              f"command: {shlex.join(s.ran)}" + "".join(f" {k}={v}" for k, v in (s.flags or {}).items())]
     status = _exit_status(s.found) if s.tool == "rerun_with_flags" else None
     if status is not None:
@@ -225,30 +244,17 @@ def log_header(name: str, s, env: str) -> bytes:
     return "".join(f"# {line}\n" for line in lines).encode()
 
 
-def _keep_logs(name: str, r: TriageReport, dest: Path, env: str) -> None:
+def _keep_logs(name: str, r: TriageReport, dest: Path, env: str, budget: float) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     for s in r.steps:
         if s.log_path and Path(s.log_path).is_file():
             data = Path(s.log_path).read_bytes()[-LOG_KEEP:]
-            (dest / step_log_name(s)).write_bytes(log_header(name, s, env) + data)
+            (dest / step_log_name(s)).write_bytes(log_header(name, s, env, budget) + data)
             # compute-sanitizer writes its report to the run's memcheck.log, not to the process output
             for report in ("memcheck.log", "forensics/memcheck.log"):
                 if (Path(s.log_path).parent / report).is_file():
                     (dest / step_log_name(s).replace(".log", ".sanitizer.log")).write_bytes(
-                        log_header(name, s, env) + (Path(s.log_path).parent / report).read_bytes()[-LOG_KEEP:])
-
-
-def add_headers(out: Path) -> int:
-    """Give the kept step logs of an earlier suite output their header, where they have none yet."""
-    env, n = (out / "env.txt").read_text(), 0
-    for res in sorted((out / "results").glob("*.json")):
-        r = TriageReport.model_validate_json(res.read_text())
-        for s in r.steps:
-            log = out / "logs" / res.stem / step_log_name(s)
-            if log.is_file() and not log.read_bytes().startswith(b"# aoti-debug GPU triage suite"):
-                log.write_bytes(log_header(res.stem, s, env) + log.read_bytes())
-                n += 1
-    return n
+                        log_header(name, s, env, budget) + (Path(s.log_path).parent / report).read_bytes()[-LOG_KEEP:])
 
 
 def one(name: str, out: Path, budget: float, device: str, scratch: Path) -> int:
@@ -271,17 +277,13 @@ def one(name: str, out: Path, budget: float, device: str, scratch: Path) -> int:
     r.elapsed_s = round(time.monotonic() - t0, 1)
     (out / "results").mkdir(parents=True, exist_ok=True)
     (out / "results" / f"{name}.json").write_text(r.model_dump_json(indent=2))
-    _keep_logs(name, r, out / "logs" / name, (out / "env.txt").read_text())
+    _keep_logs(name, r, out / "logs" / name, (out / "env.txt").read_text(), budget)
     return 0
 
 
 def _child(name: str, out: Path, budget: float, device: str, scratch: Path) -> dict:
-    # Keep the caller's PYTHONPATH too: on the GPU host pydantic comes from carried wheels there.
-    pythonpath = os.pathsep.join(p for p in (str(ROOT / "server"), os.environ.get("PYTHONPATH", "")) if p)
-    env = {**os.environ, "PYTHONPATH": pythonpath, "TORCHINDUCTOR_COMPILE_THREADS": "1",
-           "AOTI_DEBUG_HOME": str(scratch / "home" / name), "PYTHONUNBUFFERED": "1"}
-    if name != "toolchain_segfault":  # that one keeps the host's CXX: its default compiler is the point
-        env["CXX"] = SYSTEM_CXX
+    env = child_env(keeps_host_cxx(name), TORCHINDUCTOR_COMPILE_THREADS="1", PYTHONUNBUFFERED="1",
+                    AOTI_DEBUG_HOME=str(scratch / "home" / name))
     t0 = time.monotonic()
     (out / "logs").mkdir(parents=True, exist_ok=True)
     with open(out / "logs" / f"{name}.suite.log", "wb") as log:
@@ -312,7 +314,6 @@ def main() -> int:
     ap.add_argument("out", nargs="?", type=Path)
     ap.add_argument("--offline", type=Path, metavar="CAPTURE")
     ap.add_argument("--one", metavar="NAME")
-    ap.add_argument("--add-headers", action="store_true", help="Only give OUT_DIR's kept step logs their header")
     ap.add_argument("--replay", action="store_true", help="Triage OUT_DIR's kept logs offline (OUT_DIR: a suite "
                     "output) and print its table and the replay table")
     ap.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S)
@@ -326,9 +327,6 @@ def main() -> int:
         return one(a.one, a.out, a.budget, a.device, a.scratch)
     if a.replay:
         print(suite_table(a.out) + "\n\n" + replay_table(replay(a.out)))
-        return 0
-    if a.add_headers:
-        print(f"{add_headers(a.out)} step logs given a header")
         return 0
     if a.offline:
         rows = offline(a.offline)
