@@ -91,8 +91,13 @@ class TestRealCpuOutput:
 
     def test_cpu_level2_output_parses_without_unparsed_lines_and_reads_minus_nan(self) -> None:
         res, _ = cpu_dump("nan")
-        log, _ = parse_file(res.passes[-1].log_path)
-        assert log.levels == [2] and log.unparsed_lines == 0 and log.records >= 10
+        combined = Path(res.passes[-1].log_path)
+        printer, _ = parse_file(combined.with_name("stdout.log"))  # the printer writes only to stdout
+        assert printer.levels == [2] and printer.unparsed_lines == 0 and printer.records >= 10
+        log, _ = parse_file(combined)
+        # combined.log interleaves the traceback by arrival: a line of it may fall inside a record, never a printer line
+        stderr = combined.with_name("stderr.log").read_text()
+        assert log.records == printer.records and all(s.strip() in stderr for s in log.unparsed_samples)
         producer = next(L for L in log.launches if L.ordinal == log.nan_producer)
         out = {a.arg: a.after for a in producer.args}["buf0"]
         assert producer.kernel == "cpp_fused_log_0" and out.nan and out.device == "cpu"

@@ -196,3 +196,15 @@ def test_the_combined_log_keeps_whole_lines_of_both_streams(tmp_path) -> None:
     lines = (tmp_path / "combined.log").read_text().splitlines()
     assert sorted(lines) == sorted([f"out {i}" for i in range(200)] + [f"err {i}" for i in range(200)])
     assert os.path.getsize(tmp_path / "stdout.log") == sum(len(f"out {i}\n") for i in range(200))
+
+
+def test_a_traceback_written_after_many_stdout_lines_lands_after_them_in_the_combined_log(tmp_path) -> None:
+    # 12 KiB of line-buffered stdout through the pty (4 KiB a read), then one stderr line: the shape of a printer
+    # run that ends in a Python exception. Logged by arrival, the traceback used to fall inside a record.
+    code = ("import sys\nfor i in range(300):\n    print(f'out {i:04d} ' + 'x' * 30)\n"
+            "print('Traceback (most recent call last):', file=sys.stderr)")
+    for k in range(10):
+        run(ProcSpec(argv=[PY, "-c", code], log_dir=tmp_path / str(k)))
+        lines = (tmp_path / str(k) / "combined.log").read_text().splitlines()
+        assert len(lines) == 301 and lines[-1] == "Traceback (most recent call last):", (k, lines.index(
+            "Traceback (most recent call last):"))

@@ -6,6 +6,7 @@ import fcntl
 import os
 import pty
 import secrets
+import select
 import selectors
 import signal
 import subprocess
@@ -30,6 +31,8 @@ POLL_S = 0.05
 # Progress callbacks fire at most this often.
 PROGRESS_EVERY_S = 1.0
 READ_CHUNK = 1 << 20
+DRAIN_READS = 64  # stdout reads in a row before stderr gets its turn
+STDERR_GRACE_S = 0.005  # how long a stderr chunk waits for stdout written before it
 # Bigger pipe buffers mean fewer wakeups when a child floods its output (1 MiB is the unprivileged cap).
 PIPE_BYTES = 1 << 20
 F_SETPIPE_SZ = 1031
@@ -182,20 +185,40 @@ def run(
         for fd in streams:
             sel.register(fd, selectors.EVENT_READ)
 
+        def read(fd: int) -> bytes | None:
+            """One read of fd; None when it would block, b"" (and fd unregistered) once it has closed."""
+            try:
+                data = os.read(fd, READ_CHUNK)
+            except BlockingIOError:
+                return None
+            except OSError:  # EIO on a pty master once every slave end is closed
+                data = b""
+            if not data:
+                sel.unregister(fd)
+            return data
+
+        ready = select.poll()  # not select.select: a long-lived server's descriptors may pass 1024
+        ready.register(out_fd, select.POLLIN)
+
+        def drain_stdout(wait: float) -> None:
+            if out_fd not in sel.get_map() or not ready.poll(wait * 1000):
+                return
+            for _ in range(DRAIN_READS):
+                if not (data := read(out_fd)):
+                    break
+                out.feed(data)
+
         def pump(timeout: float) -> bool:
-            """Read what is ready; False when nothing was."""
+            """Read what is ready, stdout first. A pty hands out at most 4 KiB a read and passes writes on a
+            moment late, so stdout is drained (after a short grace) before a stderr chunk is logged: stderr
+            written after a stdout line lands after it in combined.log. False when nothing was ready."""
             events = sel.select(timeout) if sel.get_map() else []
-            for key, _ in events:
-                try:
-                    data = os.read(key.fd, READ_CHUNK)
-                except BlockingIOError:
-                    continue
-                except OSError:  # EIO on a pty master once every slave end is closed
-                    data = b""
-                if data:
-                    streams[key.fd].feed(data)
-                else:
-                    sel.unregister(key.fd)
+            fds = {key.fd for key, _ in events}
+            if out_fd in fds:
+                drain_stdout(0)
+            if err_fd in fds and (data := read(err_fd)):
+                drain_stdout(STDERR_GRACE_S)
+                err.feed(data)
             return bool(events)
 
         deadline, last_progress = start + spec.timeout_s, start
