@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import ast
+import re
+import shutil
 import subprocess
 import sys
 
 import pytest
+from aoti_debug import startcache
 from aoti_debug.app import build_server
 from aoti_debug.guides import PATTERN_IDS, load_guides
+from aoti_debug.paths import guides_dir, project_root, skill_file
 from mcp import Client, StdioServerParameters
 
 CPU_OOB = "Error: index out of bounds: 0 <= tmp7 < 2L"
@@ -88,15 +93,50 @@ async def test_the_triage_prompt_carries_the_log_and_the_flow(server) -> None:
 
 
 @pytest.mark.anyio
-async def test_the_published_tool_list_is_the_one_the_sdk_generates_without_the_schema_cache(tmp_path) -> None:
+async def test_the_published_tools_and_resources_are_the_ones_generated_without_the_start_cache(tmp_path) -> None:
     async with Client(build_server([tmp_path]), raise_exceptions=True) as cached, \
-            Client(build_server([tmp_path], cached_schemas=False), raise_exceptions=True) as fresh:
+            Client(build_server([tmp_path], cached=False), raise_exceptions=True) as fresh:
         published = [t.model_dump() for t in (await cached.list_tools()).tools]
         generated = [t.model_dump() for t in (await fresh.list_tools()).tools]
-        assert published == generated, "stale server/aoti_debug/data/tool_schemas.json: aoti-debug guide --write-skill"
+        assert published == generated, "stale server/aoti_debug/data/start_cache.json: aoti-debug guide --write-skill"
         assert all(t["output_schema"] for t in published)
+        resources = [[r.model_dump() for r in (await c.list_resources()).resources] for c in (cached, fresh)]
+        assert resources[0] == resources[1] and len(resources[0]) == len(load_guides()) + 1
+        assert startcache.load()["guides_digest"] == startcache.guides_digest(guides_dir())
+        # the return model is imported on the first call, and the result is validated against it
         result = await cached.call_tool("classify_error", {"log_text": CPU_OOB})
         assert result.structured_content["pattern"] == "triton_index_out_of_bounds"
+
+
+@pytest.mark.anyio
+async def test_guides_edited_after_the_cache_was_written_are_parsed_afresh(tmp_path, monkeypatch) -> None:
+    root = tmp_path / "data"
+    shutil.copytree(guides_dir(), root / "guides")
+    shutil.copy(skill_file(), root / "SKILL.md")
+    guide = root / "guides" / "nan_inf.md"
+    guide.write_text(re.sub(r"(?m)^title: .*$", "title: NaN or Inf, edited", guide.read_text(), count=1))
+    monkeypatch.setenv("AOTI_DEBUG_DATA_ROOT", str(root))
+    project_root.cache_clear()
+    load_guides.cache_clear()  # both remember this process's earlier answers
+    try:
+        async with Client(build_server([tmp_path]), raise_exceptions=True) as client:
+            listed = {str(r.uri): r for r in (await client.list_resources()).resources}
+            assert listed["aoti-guide://nan_inf"].title == "NaN or Inf, edited"
+            text = (await client.read_resource("aoti-guide://nan_inf")).contents[0].text
+            assert "NaN or Inf, edited" in text
+    finally:
+        monkeypatch.undo()
+        project_root.cache_clear()
+        load_guides.cache_clear()
+
+
+def test_a_server_start_imports_no_engine_yaml_or_torch() -> None:
+    probe = ("import sys, aoti_debug.app as a; a.build_server(); "
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('aoti_debug', 'yaml', 'torch')))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    loaded = set(ast.literal_eval(out.stdout.strip()))
+    assert loaded == {"aoti_debug", "aoti_debug.app", "aoti_debug.errors", "aoti_debug.limits", "aoti_debug.paths",
+                      "aoti_debug.probe", "aoti_debug.roots", "aoti_debug.startcache"}, out.stderr
 
 
 @pytest.mark.anyio

@@ -1,4 +1,9 @@
-"""The MCP adapter: the only module that imports MCP. Registers tools, guide resources and the triage prompt."""
+"""The MCP adapter: the only module that imports MCP. Registers tools, guide resources and the triage prompt.
+
+The engines are imported by the tool that runs them, on its first call: a server start imports only what the
+tools' parameters are declared with, and publishes output schemas and guide resources from startcache
+(benchmarks/server_start.py).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
@@ -16,29 +21,28 @@ from mcp.server.mcpserver.resources import FileResource
 from mcp.types import Annotations, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from aoti_debug import __version__, proc, rerun, runs, schemacache
-from aoti_debug import triage as triage_
-from aoti_debug.classify import Classification, classify_chunks
-from aoti_debug.dump_kernels import dump_kernel_inputs as dump_kernel_inputs_
-from aoti_debug.dump_model import DEFAULT_PASS_TIMEOUT_S, DumpRequest, DumpResult
+from aoti_debug import __version__, startcache
 from aoti_debug.errors import AotiDebugError, BadInput
-from aoti_debug.explain_oob import explain_index_oob as explain_index_oob_
-from aoti_debug.guides import load_guides
-from aoti_debug.logclean import file_chunks
-from aoti_debug.oob_model import OobExplanation
-from aoti_debug.parity import ParityReport, check_parity_async
-from aoti_debug.paths import skill_file
-from aoti_debug.probe import ActualInput
-from aoti_debug.rerun import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S, RerunRequest, RunResult
-from aoti_debug.roots import check_path, configured_roots
-from aoti_debug.schemacache import cached_tool as _tool
-from aoti_debug.triage_model import (
+from aoti_debug.limits import (
     DEFAULT_BUDGET_S,
+    DEFAULT_PASS_TIMEOUT_S,
     DEFAULT_RUN_TIMEOUT_S,
+    DEFAULT_TIMEOUT_S,
     MAX_BUDGET_S,
-    TriageReport,
-    TriageRequest,
+    MAX_TIMEOUT_S,
 )
+from aoti_debug.paths import guides_dir, skill_file
+from aoti_debug.probe import ActualInput
+from aoti_debug.roots import check_path, configured_roots
+from aoti_debug.startcache import cached_tool as _tool
+
+if TYPE_CHECKING:  # the return models: resolved by startcache from each tool's output= on its first call
+    from aoti_debug.classify import Classification
+    from aoti_debug.dump_model import DumpResult
+    from aoti_debug.oob_model import OobExplanation
+    from aoti_debug.parity import ParityReport
+    from aoti_debug.runresult import RunResult
+    from aoti_debug.triage_model import TriageReport
 
 log = logging.getLogger("aoti_debug")
 
@@ -56,11 +60,6 @@ Paths must lie inside the server's allowed roots. Printer and NaN-assert flags a
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                             open_world_hint=False)
 RERUN = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-# A run's files a client may read through aoti-run://{run_id}/{name}; at most the last RUN_FILE_BYTES of each.
-RUN_FILES = {"log": ["combined.log"], "stdout": ["stdout.log"], "stderr": ["stderr.log"], "result": ["result.json"],
-             "baseline": ["baseline/combined.log"], "forensics": ["forensics/combined.log"],
-             "memcheck": ["memcheck.log", "forensics/memcheck.log"]}
-RUN_FILE_BYTES = 1 << 20
 
 
 @contextmanager
@@ -81,11 +80,13 @@ def _log_chunks(roots: list[Path], log_text: str | None, log_path: str | None) -
     path = check_path(log_path, roots, what="log_path")
     if not path.is_file():
         raise BadInput(f"no such log file: {log_path}")
+    from aoti_debug.logclean import file_chunks
+
     return file_chunks(path)
 
 
 def _register_classify(mcp: MCPServer, roots: list[Path], cached: dict | None) -> None:
-    @_tool(mcp, cached, annotations=READ_ONLY, title="Classify an AOTI error log")
+    @_tool(mcp, cached, "aoti_debug.classify:Classification", annotations=READ_ONLY, title="Classify an AOTI error log")
     def classify_error(
         log_text: Annotated[str | None, Field(description="The failing run's output (stdout and stderr)")] = None,
         log_path: Annotated[str | None, Field(description="Or a log file inside the allowed roots")] = None,
@@ -94,12 +95,14 @@ def _register_classify(mcp: MCPServer, roots: list[Path], cached: dict | None) -
         ] = None,
     ) -> Classification:
         """Route an AOTInductor failure log to its pattern, with evidence lines, fields, guide and next steps."""
+        from aoti_debug.classify import classify_chunks
+
         with tool_errors():
             return classify_chunks(_log_chunks(roots, log_text, log_path), exit_status)
 
 
 def _register_rerun(mcp: MCPServer, roots: list[Path], cached: dict | None) -> None:
-    @_tool(mcp, cached, annotations=RERUN, title="Rerun a repro with debug flags")
+    @_tool(mcp, cached, "aoti_debug.runresult:RunResult", annotations=RERUN, title="Rerun a repro with debug flags")
     async def rerun_with_flags(
         ctx: Context,
         argv: Annotated[list[str], Field(description="The repro as an argv list (no shell): ['python', 'repro.py', "
@@ -119,6 +122,9 @@ def _register_rerun(mcp: MCPServer, roots: list[Path], cached: dict | None) -> N
         Returns the exit, signal, output tails, the classification of the output, whether compile-time flags
         acted (they need a rebuild), forensics after a crash, and optionally a comparison with a baseline run.
         """
+        from aoti_debug import proc, rerun
+        from aoti_debug.runresult import RerunRequest
+
         with tool_errors():
             try:
                 req = RerunRequest(argv=argv, presets=presets or [], flags=flags or {}, cwd=cwd, baseline=baseline,
@@ -135,11 +141,13 @@ def _register_rerun(mcp: MCPServer, roots: list[Path], cached: dict | None) -> N
             return await proc.in_thread(lambda cancel, note: rerun.execute(plan, cancel=cancel, note=note),
                                         on_progress=progress)
 
-    @_tool(mcp, cached, annotations=READ_ONLY, title="Poll a rerun or a triage")
+    @_tool(mcp, cached, "aoti_debug.runresult:RunResult", annotations=READ_ONLY, title="Poll a rerun or a triage")
     def get_run(
         run_id: Annotated[str, Field(description="The run id rerun_with_flags or triage returned")],
     ) -> RunResult:
         """A rerun's result, or its progress and output tails while it is still going; a triage's in 'triage'."""
+        from aoti_debug import rerun
+
         with tool_errors():
             return rerun.get_run(run_id)
 
@@ -147,20 +155,15 @@ def _register_rerun(mcp: MCPServer, roots: list[Path], cached: dict | None) -> N
                   annotations=Annotations(audience=["assistant"], priority=0.5))
     def run_file(run_id: str, name: str) -> str:
         """A rerun's files: log (both streams), stdout, stderr, result, baseline, forensics, memcheck; the last MiB."""
+        from aoti_debug import runs
+
         with tool_errors():
-            if name not in RUN_FILES:
-                raise BadInput(f"no run file {name!r}; known: {', '.join(RUN_FILES)}")
-            found = [p for p in (runs.run_path(run_id) / f for f in RUN_FILES[name]) if p.is_file()]
-            if not found:
-                raise BadInput(f"run {run_id} has no {name}")
-            path = found[0]
-            size = path.stat().st_size
-            text = runs.tail(path, RUN_FILE_BYTES)
-            return text if size <= RUN_FILE_BYTES else f"[first {size - RUN_FILE_BYTES} bytes left out]\n{text}"
+            return runs.read_file(run_id, name)
 
 
 def _register_parity(mcp: MCPServer, roots: list[Path], cached: dict | None) -> None:
-    @_tool(mcp, cached, annotations=READ_ONLY, title="Check an AOTI package against the runtime and the inputs")
+    @_tool(mcp, cached, "aoti_debug.parity:ParityReport", annotations=READ_ONLY,
+           title="Check an AOTI package against the runtime and the inputs")
     async def check_parity(
         package_path: Annotated[str, Field(description="The .pt2 package, inside the allowed roots")],
         inputs_path: Annotated[str | None, Field(
@@ -178,6 +181,8 @@ def _register_parity(mcp: MCPServer, roots: list[Path], cached: dict | None) -> 
         compiler, and per input dtype, shape, stride and device; each mismatch says what it does at run
         time and the exact error AOTI_RUNTIME_CHECK_INPUTS=1 would raise.
         """
+        from aoti_debug.parity import check_parity_async
+
         with tool_errors():
             pkg = check_path(package_path, roots, what="package_path")
             inputs_file = check_path(inputs_path, roots, what="inputs_path") if inputs_path else None
@@ -186,7 +191,8 @@ def _register_parity(mcp: MCPServer, roots: list[Path], cached: dict | None) -> 
 
 
 def _register_kernels(mcp: MCPServer, roots: list[Path], cached: dict | None) -> None:
-    @_tool(mcp, cached, annotations=RERUN, title="Find the failing kernel and print what went into it")
+    @_tool(mcp, cached, "aoti_debug.dump_model:DumpResult", annotations=RERUN,
+           title="Find the failing kernel and print what went into it")
     async def dump_kernel_inputs(
         ctx: Context,
         argv: Annotated[list[str], Field(description="The repro as an argv list (no shell); it must export and "
@@ -205,6 +211,10 @@ def _register_kernels(mcp: MCPServer, roots: list[Path], cached: dict | None) ->
         producer, an index at or above the assert's bound, negative indices, empty dimensions traced to the model
         input) and, for an index assert, explain_index_oob on the rebuilt sources. Two compiles: minutes.
         """
+        from aoti_debug import proc
+        from aoti_debug.dump_kernels import dump_kernel_inputs as dump_kernel_inputs_
+        from aoti_debug.dump_model import DumpRequest
+
         with tool_errors():
             try:
                 req = DumpRequest(argv=argv, kernels=kernels or [], level=level, cwd=cwd, timeout_s=timeout_s)
@@ -217,7 +227,7 @@ def _register_kernels(mcp: MCPServer, roots: list[Path], cached: dict | None) ->
             return await proc.in_thread(lambda cancel, note: dump_kernel_inputs_(req, roots, cancel=cancel, note=note),
                                         on_progress=progress)
 
-    @_tool(mcp, cached, annotations=READ_ONLY,
+    @_tool(mcp, cached, "aoti_debug.oob_model:OobExplanation", annotations=READ_ONLY,
            title="Explain an index-out-of-bounds assertion from the package's sources")
     def explain_index_oob(
         package_path: Annotated[str, Field(description="The .pt2, the folder it was extracted to, or the inductor "
@@ -231,6 +241,8 @@ def _register_kernels(mcp: MCPServer, roots: list[Path], cached: dict | None) ->
         its arguments, the size symbol and model input dimension behind ksM, that dimension's guards, the index's
         source input, and the Source Nodes / ATen ops; with the likely root cause and fix options (markdown too).
         Works for Triton and CPU C++ kernels."""
+        from aoti_debug.explain_oob import explain_index_oob as explain_index_oob_
+
         with tool_errors():
             chunks = _log_chunks(roots, log_text, log_path)
             pkg = check_path(package_path, roots, what="package_path")
@@ -238,7 +250,8 @@ def _register_kernels(mcp: MCPServer, roots: list[Path], cached: dict | None) ->
 
 
 def _register_triage(mcp: MCPServer, roots: list[Path], cached: dict | None) -> None:
-    @_tool(mcp, cached, annotations=RERUN, title="Triage an AOTI crash end to end")
+    @_tool(mcp, cached, "aoti_debug.triage_model:TriageReport", annotations=RERUN,
+           title="Triage an AOTI crash end to end")
     async def triage(
         ctx: Context,
         argv: Annotated[list[str] | None, Field(description="The repro as an argv list (no shell); omit it to "
@@ -269,6 +282,10 @@ def _register_triage(mcp: MCPServer, roots: list[Path], cached: dict | None) -> 
         Returns each step (what ran, run id, what it found, cost in seconds), the root cause with its values
         and evidence lines, why it stopped, and a short markdown crash explanation with the fix.
         """
+        from aoti_debug import proc
+        from aoti_debug import triage as triage_
+        from aoti_debug.triage_model import TriageRequest
+
         with tool_errors():
             try:
                 req = TriageRequest(argv=argv, log_path=log_path, package_path=package_path, exit_status=exit_status,
@@ -300,11 +317,12 @@ def _register_triage(mcp: MCPServer, roots: list[Path], cached: dict | None) -> 
             return report
 
 
-def _register_guides(mcp: MCPServer) -> None:
-    for g in load_guides().values():
+def _register_guides(mcp: MCPServer, cache: dict | None) -> None:
+    folder = guides_dir()
+    for g in startcache.published_guides(cache):
         mcp.add_resource(FileResource(
-            uri=g.uri, name=g.id, title=g.title, description=g.summary, path=g.path, mime_type="text/markdown",
-            annotations=Annotations(audience=["assistant"], priority=0.8 if g.kind == "pattern" else 0.6),
+            uri=g["uri"], name=g["name"], title=g["title"], description=g["description"], path=folder / g["file"],
+            mime_type="text/markdown", annotations=Annotations(audience=["assistant"], priority=g["priority"]),
         ))
     mcp.add_resource(FileResource(
         uri="aoti-skill://SKILL.md", name="skill", title="aoti-debug skill",
@@ -333,18 +351,19 @@ def _register_prompts(mcp: MCPServer) -> None:
         return "\n".join(parts)
 
 
-def build_server(roots: list[Path] | None = None, cached_schemas: bool = True) -> MCPServer:
-    """The aoti-debug MCP server; roots bound every path a client can name. cached_schemas=False: let the SDK
-    generate the output schemas (what the cache is checked against)."""
+def build_server(roots: list[Path] | None = None, cached: bool = True) -> MCPServer:
+    """The aoti-debug MCP server; roots bound every path a client can name. cached=False: the SDK generates the
+    output schemas and the guides are parsed (what the start cache is checked against)."""
     roots = roots or configured_roots()
-    cached = schemacache.load() if cached_schemas else None
+    cache = startcache.load() if cached else None
+    schemas = cache["output_schemas"] if cache else None
     mcp = MCPServer("aoti-debug", title="aoti-debug", instructions=INSTRUCTIONS, version=__version__)
-    _register_classify(mcp, roots, cached)
-    _register_parity(mcp, roots, cached)
-    _register_rerun(mcp, roots, cached)
-    _register_kernels(mcp, roots, cached)
-    _register_triage(mcp, roots, cached)
-    _register_guides(mcp)
+    _register_classify(mcp, roots, schemas)
+    _register_parity(mcp, roots, schemas)
+    _register_rerun(mcp, roots, schemas)
+    _register_kernels(mcp, roots, schemas)
+    _register_triage(mcp, roots, schemas)
+    _register_guides(mcp, cache)
     _register_prompts(mcp)
     return mcp
 

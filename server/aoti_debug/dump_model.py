@@ -7,14 +7,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from aoti_debug.dump_suspects import SavedTensor, Suspect
+from aoti_debug.limits import DEFAULT_PASS_TIMEOUT_S, MAX_TIMEOUT_S
 from aoti_debug.oob_model import OobExplanation
 from aoti_debug.printer_log import IndexAssert, Launch, TensorRecord
-from aoti_debug.runresult import MAX_TIMEOUT_S
 
 PRINTER, FILTER, BLOCKING = ("AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_PRINTER", "AOT_INDUCTOR_FILTERED_KERNELS_TO_PRINT",
                              "CUDA_LAUNCH_BLOCKING")
-# Each pass recompiles the repro: a small model takes 30-60 s on two CPU cores, a large one minutes.
-DEFAULT_PASS_TIMEOUT_S = 600.0
 Status = Literal["ok", "no_failing_kernel", "printer_silent", "flags_not_applied", "failed", "timeout", "cancelled",
                  "spawn_failed"]
 

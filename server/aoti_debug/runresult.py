@@ -11,13 +11,10 @@ from aoti_debug.classify import Classification
 from aoti_debug.compare import BaselineComparison
 from aoti_debug.flags import FlagUse
 from aoti_debug.forensics import Backtrace, Faulthandler
+from aoti_debug.limits import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S
 from aoti_debug.memcheck import Memcheck
 from aoti_debug.triage_model import TriageReport
 
-# Under Codex's 60 s default tool timeout, with room for classifying the output.
-DEFAULT_TIMEOUT_S = 40.0
-# A compile under compute-sanitizer can take many minutes; beyond this something hangs.
-MAX_TIMEOUT_S = 1800.0
 # Tails in the result: enough for the error, small enough for a client's output cap.
 TAIL_CHARS = 4000
 # Per log file on disk; beyond it only bytes are counted.

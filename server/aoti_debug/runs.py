@@ -88,6 +88,25 @@ def tail(path: Path, nbytes: int) -> str:
         return ""
 
 
+# A run's files a client may read (aoti-run://{run_id}/{name}); at most the last RUN_FILE_BYTES of each.
+RUN_FILES = {"log": ["combined.log"], "stdout": ["stdout.log"], "stderr": ["stderr.log"], "result": ["result.json"],
+             "baseline": ["baseline/combined.log"], "forensics": ["forensics/combined.log"],
+             "memcheck": ["memcheck.log", "forensics/memcheck.log"]}
+RUN_FILE_BYTES = 1 << 20
+
+
+def read_file(run_id: str, name: str) -> str:
+    """One of a run's files by its RUN_FILES name: the last MiB, saying how much was left out before it."""
+    if name not in RUN_FILES:
+        raise BadInput(f"no run file {name!r}; known: {', '.join(RUN_FILES)}")
+    found = [p for p in (run_path(run_id) / f for f in RUN_FILES[name]) if p.is_file()]
+    if not found:
+        raise BadInput(f"run {run_id} has no {name}")
+    size = found[0].stat().st_size
+    text = tail(found[0], RUN_FILE_BYTES)
+    return text if size <= RUN_FILE_BYTES else f"[first {size - RUN_FILE_BYTES} bytes left out]\n{text}"
+
+
 @dataclass
 class Active:
     """A background run: its thread, how to cancel it, its latest progress, and what started it."""

@@ -6,11 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-# A triage compiles in its baseline and in every compile-time rerun: minutes, not seconds.
-DEFAULT_BUDGET_S = 900.0
-MAX_BUDGET_S = 3600.0
-# Per run: a CPU compile of a tiny model takes 30-80 s on two busy cores; memcheck several times that.
-DEFAULT_RUN_TIMEOUT_S = 300.0
+from aoti_debug.limits import DEFAULT_BUDGET_S, DEFAULT_RUN_TIMEOUT_S, MAX_BUDGET_S
 
 StepStatus = Literal["done", "skipped", "failed"]
 Stop = Literal["root_cause_named", "steps_exhausted", "budget", "cancelled", "error"]

@@ -14,7 +14,7 @@ def register(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentPar
     p.add_argument("--routing-table", action="store_true", help="Print SKILL.md's routing table (from the rules)")
     p.add_argument("--write-skill", action="store_true",
                    help="Regenerate the generated files (SKILL.md routing, debug-flags.md tables, the tools' "
-                   "output schemas the server publishes)")
+                   "output schemas and guide resources the server publishes at start)")
     return p
 
 
@@ -23,9 +23,9 @@ def run(args: argparse.Namespace) -> int:
         print(routing_table())
         return 0
     if args.write_skill:
-        from aoti_debug import schemacache  # builds the MCP server once to generate the schemas
+        from aoti_debug import startcache  # builds the MCP server once to generate the schemas
 
-        changed = write_tables() + (["server/aoti_debug/data/tool_schemas.json"] if schemacache.write() else [])
+        changed = write_tables() + (["server/aoti_debug/data/start_cache.json"] if startcache.write() else [])
         print("updated: " + ", ".join(changed) if changed else "generated tables already current")
         return 0
     if args.id is None:

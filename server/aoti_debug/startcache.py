@@ -1,0 +1,124 @@
+"""What the server publishes at start, committed: the tools' output schemas and the guide resources.
+
+At every start the SDK would generate the JSON schemas of seven tools' pydantic models (about a quarter of a
+second), after importing the engines that define them (as much again), and the guide resources need every
+guide's YAML front matter parsed and validated (~80 ms with the YAML import). The server publishes this copy
+instead, imports a tool's return model on its first call, and parses the guides when a tool needs them.
+The guide entries are used only while the guides folder hashes to the digest stored beside them (an edited
+guide or AOTI_DEBUG_DATA_ROOT pointing elsewhere: parsed afresh). tests/test_app.py checks the copy against a
+fresh generation; `aoti-debug guide --write-skill` rewrites it. No MCP import here: the adapter passes its
+server in.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import inspect
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from aoti_debug.paths import guides_dir
+
+CACHE = Path(__file__).resolve().parent / "data" / "start_cache.json"
+
+
+def load() -> dict[str, Any] | None:
+    return json.loads(CACHE.read_text()) if CACHE.is_file() else None
+
+
+def output_model(path: str) -> Any:
+    """'module:Class' imported."""
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def cached_tool(mcp: Any, cached: dict[str, dict] | None, output: str, **kw: Any) -> Callable:
+    """mcp.tool(**kw) for a tool returning the model at output ('module:Class'), imported lazily.
+
+    With the tool's schema in cached, the model is imported on the tool's first call and tools/list publishes the
+    cached schema; without it, the model is imported now for the SDK to generate the schema. The function's own
+    return annotation names a TYPE_CHECKING import, which the SDK could not evaluate: it is replaced.
+    """
+    def register(fn: Callable) -> Callable:
+        fn.__annotations__.pop("return", None)
+        if cached is None or fn.__name__ not in cached:
+            fn.__annotations__["return"] = output_model(output)
+            return mcp.tool(**kw)(fn)
+        meta: list[Any] = []
+
+        def resolve() -> None:
+            if meta[0].output_model is None:
+                meta[0].output_model = output_model(output)
+
+        if inspect.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def call(*args: Any, **kwargs: Any) -> Any:
+                resolve()
+                return await fn(*args, **kwargs)
+        else:
+            @functools.wraps(fn)
+            def call(*args: Any, **kwargs: Any) -> Any:
+                resolve()
+                return fn(*args, **kwargs)
+
+        mcp.tool(structured_output=False, **kw)(call)
+        # FuncMetadata's fields are read live (its docstring says so): results are validated against the model
+        # once resolve() has set it, before the result is converted; tools/list publishes the cached schema.
+        meta.append(mcp._tool_manager.get_tool(fn.__name__).fn_metadata)
+        meta[0].output_schema = cached[fn.__name__]
+        return fn
+    return register
+
+
+def guides_digest(folder: Path) -> str:
+    """sha256 over the guide files' names and bytes (a millisecond: no parsing)."""
+    h = hashlib.sha256()
+    for path in sorted(folder.glob("*.md")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def guide_resources() -> list[dict[str, Any]]:
+    """One entry per guide, parsed from its front matter: what the server lists as aoti-guide:// resources."""
+    from aoti_debug.guides import load_guides
+
+    return [{"uri": g.uri, "name": g.id, "title": g.title, "description": g.summary, "file": g.path.name,
+             "priority": 0.8 if g.kind == "pattern" else 0.6} for g in load_guides().values()]
+
+
+def published_guides(cache: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The cached entries while the guides folder is the one they were made from, else parsed afresh."""
+    if cache and cache.get("guides_digest") == guides_digest(guides_dir()):
+        return cache["guide_resources"]
+    return guide_resources()
+
+
+def fresh() -> dict[str, Any]:
+    """The cache's content generated afresh: the SDK's own output schemas (a server built without the cache)."""
+    import anyio
+
+    from aoti_debug.app import build_server
+
+    async def listed() -> dict[str, dict]:
+        server = build_server([Path.cwd()], cached=False)
+        return {t.name: t.output_schema for t in await server.list_tools()}
+
+    return {"guides_digest": guides_digest(guides_dir()), "guide_resources": guide_resources(),
+            "output_schemas": anyio.run(listed)}
+
+
+def render(content: dict[str, Any]) -> str:
+    return json.dumps(content, indent=1, sort_keys=True) + "\n"
+
+
+def write() -> bool:
+    """Rewrite the cache from a fresh generation; True when it changed."""
+    text = render(fresh())
+    if CACHE.is_file() and CACHE.read_text() == text:
+        return False
+    CACHE.write_text(text)
+    return True
