@@ -152,3 +152,13 @@ async def test_the_stdio_server_answers_a_real_client_and_never_imports_torch(tm
              "c.build_parser(); assert 'torch' not in sys.modules, 'torch imported'; print('ok')")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_a_tool_whose_annotation_and_published_model_differ_is_refused_at_registration() -> None:
+    from mcp.server import MCPServer
+
+    def classify_error(log_text: str) -> Classification:  # noqa: F821 (a string under postponed annotations)
+        return log_text
+
+    with pytest.raises(TypeError, match="annotated -> Classification but publishes aoti_debug.runresult:RunResult"):
+        startcache.cached_tool(MCPServer("t"), {}, "aoti_debug.runresult:RunResult")(classify_error)

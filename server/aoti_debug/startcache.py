@@ -44,7 +44,9 @@ def cached_tool(mcp: Any, cached: dict[str, dict] | None, output: str, **kw: Any
     return annotation names a TYPE_CHECKING import, which the SDK could not evaluate: it is replaced.
     """
     def register(fn: Callable) -> Callable:
-        fn.__annotations__.pop("return", None)
+        named = fn.__annotations__.pop("return", None)
+        if named not in (None, output.rpartition(":")[2]):  # the annotation readers see must be what is published
+            raise TypeError(f"{fn.__name__} is annotated -> {named} but publishes {output}")
         if cached is None or fn.__name__ not in cached:
             fn.__annotations__["return"] = output_model(output)
             return mcp.tool(**kw)(fn)
