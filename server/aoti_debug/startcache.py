@@ -50,11 +50,9 @@ def cached_tool(mcp: Any, cached: dict[str, dict] | None, output: str, **kw: Any
         if cached is None or fn.__name__ not in cached:
             fn.__annotations__["return"] = output_model(output)
             return mcp.tool(**kw)(fn)
-        meta: list[Any] = []
-
-        def resolve() -> None:
-            if meta[0].output_model is None:
-                meta[0].output_model = output_model(output)
+        def resolve() -> None:  # meta is bound below, before any call
+            if meta.output_model is None:
+                meta.output_model = output_model(output)
 
         if inspect.iscoroutinefunction(fn):
             @functools.wraps(fn)
@@ -70,8 +68,8 @@ def cached_tool(mcp: Any, cached: dict[str, dict] | None, output: str, **kw: Any
         mcp.tool(structured_output=False, **kw)(call)
         # FuncMetadata's fields are read live (its docstring says so): results are validated against the model
         # once resolve() has set it, before the result is converted; tools/list publishes the cached schema.
-        meta.append(mcp._tool_manager.get_tool(fn.__name__).fn_metadata)
-        meta[0].output_schema = cached[fn.__name__]
+        meta = mcp._tool_manager.get_tool(fn.__name__).fn_metadata
+        meta.output_schema = cached[fn.__name__]
         return fn
     return register
 

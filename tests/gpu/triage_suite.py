@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "server"))
 
-from aoti_debug import examples  # noqa: E402
+from aoti_debug import examples, runs  # noqa: E402
 from aoti_debug.classify import classify_file  # noqa: E402
 from aoti_debug.triage import triage  # noqa: E402
 from aoti_debug.triage_model import TriageReport, TriageRequest  # noqa: E402
@@ -248,13 +248,13 @@ def _keep_logs(name: str, r: TriageReport, dest: Path, env: str, budget: float) 
     dest.mkdir(parents=True, exist_ok=True)
     for s in r.steps:
         if s.log_path and Path(s.log_path).is_file():
-            data = Path(s.log_path).read_bytes()[-LOG_KEEP:]
-            (dest / step_log_name(s)).write_bytes(log_header(name, s, env, budget) + data)
+            header = log_header(name, s, env, budget)
+            (dest / step_log_name(s)).write_bytes(header + Path(s.log_path).read_bytes()[-LOG_KEEP:])
             # compute-sanitizer writes its report to the run's memcheck.log, not to the process output
-            for report in ("memcheck.log", "forensics/memcheck.log"):
-                if (Path(s.log_path).parent / report).is_file():
+            for report in (Path(s.log_path).parent / f for f in runs.RUN_FILES["memcheck"]):
+                if report.is_file():
                     (dest / step_log_name(s).replace(".log", ".sanitizer.log")).write_bytes(
-                        log_header(name, s, env, budget) + (Path(s.log_path).parent / report).read_bytes()[-LOG_KEEP:])
+                        header + report.read_bytes()[-LOG_KEEP:])
 
 
 def one(name: str, out: Path, budget: float, device: str, scratch: Path) -> int:
