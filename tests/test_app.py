@@ -136,7 +136,8 @@ def test_a_server_start_imports_no_engine_yaml_or_torch() -> None:
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     loaded = set(ast.literal_eval(out.stdout.strip()))
     assert loaded == {"aoti_debug", "aoti_debug.app", "aoti_debug.errors", "aoti_debug.limits", "aoti_debug.paths",
-                      "aoti_debug.probe", "aoti_debug.roots", "aoti_debug.startcache"}, out.stderr
+                      "aoti_debug.probe", "aoti_debug.roots", "aoti_debug.startcache",
+                      "aoti_debug.version"}, out.stderr
 
 
 @pytest.mark.anyio
