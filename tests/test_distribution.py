@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -22,11 +23,19 @@ from aoti_debug.app import build_server
 from aoti_debug.cli import main
 from aoti_debug.cli.triage import list_examples
 from aoti_debug.guides import get_guide
-from aoti_debug.install import install as install_skill
 from aoti_debug.paths import guides_dir
 from aoti_debug.startcache import guides_digest
 from aoti_debug.version import describe, package_version
-from distribution import build_dists, git_repo, make_venv, offline_env, wheel_contents, wheel_from_sdist, wheelhouse
+from distribution import (
+    build_dists,
+    git_repo,
+    make_venv,
+    offline_env,
+    tracked_copy,
+    wheel_contents,
+    wheel_from_sdist,
+    wheelhouse,
+)
 from mcp import Client, StdioServerParameters
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -185,13 +194,37 @@ def test_the_repository_url_installs_as_a_tool(from_url, install, bin_dir) -> No
 
 @pytest.mark.anyio
 @pytest.mark.spawns
-async def test_a_uvx_registration_of_the_repository_url_starts_the_server(from_url, tmp_path) -> None:
-    _tool("uvx", from_url.env)
-    plan = install_skill(["claude-code"], project_dir=tmp_path, command=f"uvx --from {from_url.url} aoti-debug",
-                         dry_run=True)
-    entry = plan.server
-    assert (entry.command, entry.args[:4]) == ("uvx", ["--from", from_url.url, "aoti-debug", "serve"])
-    params = StdioServerParameters(command=entry.command, args=entry.args, env=from_url.env, cwd=str(tmp_path))
+async def test_uvx_installs_the_skill_and_a_uvx_registration_that_starts_the_server(from_url, tmp_path) -> None:
+    # The README's no-venv route, verbatim: uvx runs the install, which registers uvx as the server's command.
+    uvx = ["uvx", "--from", from_url.url, "aoti-debug"]
+    argv = [_tool("uvx", from_url.env), *uvx[1:], "install", "--agent", "claude-code", "--command", shlex.join(uvx)]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=240, cwd=tmp_path, env=from_url.env)
+    assert out.returncode == 0, f"{argv}: exit {out.returncode}\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
+    assert (tmp_path / ".claude" / "skills" / "aoti-debug" / "SKILL.md").read_text() == (ROOT / "SKILL.md").read_text()
+    entry = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["aoti-debug"]
+    assert [entry["command"], *entry["args"]] == [*uvx, "serve", "--root", str(tmp_path.resolve())]
+    params = StdioServerParameters(command=entry["command"], args=entry["args"], env=from_url.env, cwd=str(tmp_path))
     async with Client(params, raise_exceptions=True) as client:
         assert client.server_info.version == package_version()
         assert "classify_error" in {t.name for t in (await client.list_tools()).tools}
+
+
+@pytest.mark.node
+@pytest.mark.spawns
+@pytest.mark.skipif(shutil.which("npx") is None, reason="npx (Node.js) is not installed")
+def test_npx_skills_adds_the_skill_from_a_local_checkout(tmp_path) -> None:
+    # README: `npx skills add ./path/to/aoti-debug --skill aoti-debug ...` (the <owner>/<repo> form needs the public
+    # repository). skills needs Node 22, as the Inspector does; the first use downloads both from the npm registry.
+    checkout = tracked_copy(ROOT, tmp_path / "aoti-debug")
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    argv = ["npx", "-y", "-p", "node@22", "-p", "skills@1.7.4", "skills", "add", str(checkout), "--skill", "aoti-debug",
+            "-a", "claude-code", "-a", "codex", "-y"]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=project,
+                         env={**os.environ, "HOME": str(home)})
+    assert out.returncode == 0, f"exit {out.returncode}\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}"
+    for agent_dir in (".agents", ".claude"):  # Codex's folder holds the copy, Claude Code's links to it
+        skill = project / agent_dir / "skills" / "aoti-debug"
+        assert (skill / "SKILL.md").read_text() == (ROOT / "SKILL.md").read_text()
+        assert (skill / "guides" / f"{GUIDE}.md").read_text() == get_guide(GUIDE).text

@@ -24,7 +24,8 @@ def register(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentPar
     p.add_argument("--root", action="append", default=[], metavar="DIR",
                    help="Allowed root written into the server registration (repeatable; default: the project)")
     p.add_argument("--command", dest="server_command", metavar="CMD",
-                   help="How to start the server, e.g. 'uvx aoti-debug' (default: this aoti-debug, by absolute path)")
+                   help="How to start the server, e.g. 'uvx --from git+URL aoti-debug' (default: this aoti-debug, "
+                   "by absolute path)")
     p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="Environment for the server")
     p.add_argument("--timeout", type=int, default=DEFAULT_TOOL_TIMEOUT_S, metavar="SECONDS",
                    help=f"Per-call tool timeout written for the agent (default: {DEFAULT_TOOL_TIMEOUT_S})")
