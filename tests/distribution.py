@@ -14,6 +14,7 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
+import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
@@ -32,6 +33,8 @@ def _run(argv: list[str], **kw) -> subprocess.CompletedProcess:
 def tracked_copy(root: Path, dest: Path) -> Path:
     """The files git tracks, as they are in the working tree: what a clone of this tree holds (no .venv, no
     tests/.build, no untracked file)."""
+    if not (root / ".git").exists():  # e.g. the tests of an unpacked sdist: no record of what is tracked
+        pytest.skip(f"{root} is not a git checkout")
     listed = _run(["git", "ls-files", "-z"], cwd=root).stdout.split("\0")
     for rel in filter(None, listed):
         src = root / rel
@@ -130,8 +133,10 @@ def make_venv(dest: Path, wheel: Path, wheels: Path) -> Path:
     _run([sys.executable, "-m", "venv", "--without-pip", str(dest)])
     # pip of this environment installs into the new one (--python): no ensurepip run in the fresh venv.
     # --no-compile: the modules a test imports are compiled on first import, not all of them now (half the time).
+    # No pip configuration either: the wheelhouse is the only source, wherever this runs.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")} | {"PIP_CONFIG_FILE": os.devnull}
     _run([sys.executable, "-m", "pip", "--python", str(dest / "bin" / "python"), "install", "--quiet",
-          "--no-compile", "--no-index", "--find-links", str(wheels), str(wheel)])
+          "--no-compile", "--no-index", "--find-links", str(wheels), str(wheel)], env=env)
     return dest
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import golden
 import pytest
 from aoti_debug import __version__
+from aoti_debug import version as version_module
 from aoti_debug.app import build_server
 from aoti_debug.cli import main
 from aoti_debug.cli.triage import list_examples
@@ -51,13 +52,24 @@ def _pyproject_version() -> str:
 
 
 def test_the_version_has_one_source_pyproject_toml() -> None:
-    version = _pyproject_version()
-    from importlib import metadata
-
+    # An installed wheel reads it from its metadata, generated from pyproject.toml: the wheel tests below.
     skill_meta = re.search(r'^  version: "([^"]+)"$', (ROOT / "SKILL.md").read_text(), re.M)
     assert {"package_version": package_version(), "__version__": __version__,
-            "installed metadata": metadata.version("aoti-debug"), "SKILL.md metadata": skill_meta and skill_meta[1],
-            } == dict.fromkeys(["package_version", "__version__", "installed metadata", "SKILL.md metadata"], version)
+            "SKILL.md metadata": skill_meta and skill_meta[1],
+            } == dict.fromkeys(["package_version", "__version__", "SKILL.md metadata"], _pyproject_version())
+
+
+@pytest.mark.parametrize("pyproject, found", [
+    ('[project]\nname = "aoti-debug"\ndependencies = [\n  "mcp",\n]\nversion = "9.1"\n[tool.x]\nversion = "2"', "9.1"),
+    ('[build-system]\nrequires = ["hatchling"]\n\n[project]\nversion = "9.2"\nname = "aoti-debug"\n', "9.2"),
+    ('[project]\nname = "other"\nversion = "9.3"\n', None),
+    ('[project]\nname = "aoti-debug"\n\n[tool.x]\nversion = "9.4"\n', None),
+])
+def test_a_checkouts_version_is_its_project_tables_whatever_the_key_order(tmp_path, monkeypatch, pyproject,
+                                                                          found) -> None:
+    (tmp_path / "pyproject.toml").write_text(pyproject)
+    monkeypatch.setattr(version_module, "_PYPROJECT", tmp_path / "pyproject.toml")
+    assert version_module._checkout_version() == found
 
 
 def test_version_prints_the_package_version_and_the_guides_digest(capsys) -> None:
