@@ -129,6 +129,22 @@ def test_the_installed_version_is_the_checkouts_version_and_guides(installed) ->
 
 
 @pytest.mark.spawns
+def test_a_checkout_on_the_path_reports_its_pyproject_version_over_the_installed_metadata(installed, tmp_path) -> None:
+    # A checkout on PYTHONPATH (or installed editable, then bumped) is the code that runs: its pyproject.toml
+    # says which version that is; the installed wheel's metadata answers only where no checkout surrounds it.
+    package = tmp_path / "checkout" / "server" / "aoti_debug"
+    package.mkdir(parents=True)
+    for name in ("__init__.py", "version.py"):
+        shutil.copy(ROOT / "server" / "aoti_debug" / name, package / name)
+    (tmp_path / "checkout" / "pyproject.toml").write_text('[project]\nname = "aoti-debug"\nversion = "9.9.9"\n')
+    probe = [str(installed.venv / "bin" / "python"), "-c", "import aoti_debug; print(aoti_debug.__version__)"]
+    assert installed.run(*probe).stdout == f"{package_version()}\n"
+    on_path = subprocess.run(probe, capture_output=True, text=True, timeout=60, cwd=installed.cwd,
+                             env={**os.environ, "PYTHONPATH": str(package.parent)})
+    assert on_path.stdout == "9.9.9\n", on_path.stderr
+
+
+@pytest.mark.spawns
 def test_the_installed_cli_classifies_a_real_log_as_the_checkout_does(installed) -> None:
     g = golden.load(LOG)
     (installed.cwd / "run.log").write_text(g.log, encoding="utf-8", errors="surrogateescape")
