@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 # A build or an install of a few dozen wheels: seconds here, but the machine is shared.
 STEP_TIMEOUT_S = 240
@@ -130,13 +131,18 @@ def wheelhouse(root: Path) -> Path:
 
 def make_venv(dest: Path, wheel: Path, wheels: Path) -> Path:
     """A fresh venv (no system site-packages, so no torch) with the wheel installed from the wheelhouse only."""
-    _run([sys.executable, "-m", "venv", "--without-pip", str(dest)])
-    # pip of this environment installs into the new one (--python): no ensurepip run in the fresh venv.
+    python = str(dest / "bin" / "python")
+    if Version(metadata.version("pip")) >= Version("22.3"):
+        # pip of this environment installs into the new one (--python): no ensurepip run in the fresh venv.
+        _run([sys.executable, "-m", "venv", "--without-pip", str(dest)])
+        pip = [sys.executable, "-m", "pip", "--python", python]
+    else:
+        _run([sys.executable, "-m", "venv", str(dest)])
+        pip = [python, "-m", "pip"]
     # --no-compile: the modules a test imports are compiled on first import, not all of them now (half the time).
     # No pip configuration either: the wheelhouse is the only source, wherever this runs.
     env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")} | {"PIP_CONFIG_FILE": os.devnull}
-    _run([sys.executable, "-m", "pip", "--python", str(dest / "bin" / "python"), "install", "--quiet",
-          "--no-compile", "--no-index", "--find-links", str(wheels), str(wheel)], env=env)
+    _run([*pip, "install", "--quiet", "--no-compile", "--no-index", "--find-links", str(wheels), str(wheel)], env=env)
     return dest
 
 

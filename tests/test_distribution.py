@@ -64,7 +64,7 @@ def test_the_version_has_one_source_pyproject_toml() -> None:
     ('[build-system]\nrequires = ["hatchling"]\n\n[project]\nversion = "9.2"\nname = "aoti-debug"\n', "9.2"),
     ('[project]\nname = "other"\nversion = "9.3"\n', None),
     ('[project]\nname = "aoti-debug"\n\n[tool.x]\nversion = "9.4"\n', None),
-])
+], ids=["after-a-list", "before-the-name", "another-project", "another-tables-version"])
 def test_a_checkouts_version_is_its_project_tables_whatever_the_key_order(tmp_path, monkeypatch, pyproject,
                                                                           found) -> None:
     (tmp_path / "pyproject.toml").write_text(pyproject)
