@@ -90,19 +90,17 @@ def runtime_pins(name: str = "aoti-debug") -> list[str]:
     """name==version of every distribution that the package's runtime requirements pull in, as installed here
     (extras and markers followed; the test extra and torch are not runtime requirements)."""
     pins: dict[str, str] = {}
-    todo = [(name, frozenset())]
+    todo, seen = [(name, frozenset())], set()
     while todo:
         dist_name, extras = todo.pop()
-        dist = metadata.distribution(dist_name)
-        for line in dist.requires or []:
+        for line in metadata.distribution(dist_name).requires or []:
             req = Requirement(line)
             if req.marker and not any(req.marker.evaluate({"extra": e}) for e in {"", *extras}):
                 continue
             key = canonicalize_name(req.name)
-            if key not in pins:
-                pins[key] = metadata.distribution(req.name).version
-                todo.append((req.name, frozenset(req.extras)))
-            elif req.extras:
+            pins.setdefault(key, metadata.distribution(req.name).version)
+            if (key, frozenset(req.extras)) not in seen:  # a name is walked once per set of extras asked of it
+                seen.add((key, frozenset(req.extras)))
                 todo.append((req.name, frozenset(req.extras)))
     return sorted(f"{k}=={v}" for k, v in pins.items())
 
@@ -118,6 +116,7 @@ def wheelhouse(root: Path) -> Path:
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f"{key}.", dir=folder.parent))
+    tmp.chmod(0o755)  # mkdtemp's 0700 would keep the shared cache from other users
     try:
         _run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
               "--dest", str(tmp), *pins])
