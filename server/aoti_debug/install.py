@@ -18,7 +18,6 @@ import os
 import re
 import shlex
 import shutil
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,7 @@ from pydantic import BaseModel, Field, computed_field
 
 from aoti_debug.agentconfig import merge_json, merge_toml
 from aoti_debug.errors import BadInput
-from aoti_debug.launch import TOKEN_ENV, ServerEntry, default_command, entry_notes, server_entry, token_helper
+from aoti_debug.launch import ServerEntry, entry_notes, server_entry, token_helper
 from aoti_debug.paths import project_root
 from aoti_debug.yamlio import YAMLError, load_yaml
 
@@ -130,9 +129,9 @@ def claude_entry(s: ServerEntry) -> dict:
 def codex_table(s: ServerEntry) -> dict:
     """The [mcp_servers.aoti-debug] table for Codex."""
     if s.transport == "http":
-        # Codex takes a bearer token only from an environment variable (or in plain text): the variable.
-        return {"url": s.url, "bearer_token_env_var": TOKEN_ENV, "startup_timeout_sec": CODEX_STARTUP_TIMEOUT_S,
-                "tool_timeout_sec": s.timeout_s}
+        # http_headers_helper: the same helper as Claude Code's (Codex 0.169 runs it at each connection).
+        return {"url": s.url, "http_headers_helper": shlex.join(token_helper(s.token_file or "")),
+                "startup_timeout_sec": CODEX_STARTUP_TIMEOUT_S, "tool_timeout_sec": s.timeout_s}
     table: dict = {"command": s.command, "args": s.args, "startup_timeout_sec": CODEX_STARTUP_TIMEOUT_S,
                    "tool_timeout_sec": s.timeout_s}
     if s.env:
@@ -196,10 +195,6 @@ def _notes(agent: Agent, scope: Scope, project: Path, config: Path, server: Serv
     if agent == "codex" and scope == "project":
         notes.append(f"Codex reads {config} only when {project} is a trusted project; check with `codex mcp list` "
                      "run there, and use --scope user where it does not show up.")
-    if agent == "codex" and server.transport == "http":
-        notes.append(f"Codex sends the bearer token from ${TOKEN_ENV}: start it with "
-                     f"`{TOKEN_ENV}=\"$(cat {shlex.quote(server.token_file or '')})\" codex` "
-                     "(or export the variable in your shell profile).")
     return notes
 
 

@@ -29,8 +29,6 @@ SSH_OPTIONS = ("-T", "-o", "ServerAliveInterval=30", "-o", "ServerAliveCountMax=
 # line on stderr (which both agents show) and the shell's own "not found" status.
 REMOTE_CHECK = ('command -v "$1" >/dev/null 2>&1 || { echo "aoti-debug: $1: not found on $(uname -n) '
                 '(PATH=$PATH); install aoti-debug there, or pass --remote-python" >&2; exit 127; }; exec "$@"')
-# Codex reads a bearer token from an environment variable only (no file reference, no helper command).
-TOKEN_ENV = "AOTI_DEBUG_HTTP_TOKEN"
 # A launcher option that gives the server a terminal (srun --pty), which breaks a stdio protocol (echo, \r\n).
 PTY_OPTIONS = frozenset({"--pty"})
 
@@ -158,7 +156,7 @@ def server_entry(roots: list[str | Path], *, command: str | list[str] | None = N
         if clash:
             raise BadInput(f"--url registers a server that is already running; it takes no {', '.join(clash)}")
         if token_file is None:
-            raise BadInput("--url needs --token-file F (the server's bearer token, e.g. ~/.cache/aoti-debug/http_token)")
+            raise BadInput("--url needs --token-file F (the server's bearer token: ~/.cache/aoti-debug/http_token)")
         return ServerEntry(transport="http", url=_check_url(url), token_file=_check_token_file(token_file),
                            timeout_s=timeout_s)
     if token_file is not None:
