@@ -35,8 +35,6 @@ AGENTS = ("claude-code", "codex")
 NAME = "aoti-debug"  # the skill folder, the front matter name and the MCP server name
 # One blocking call may run a repro, a baseline and a forensics rerun: minutes, not Codex's default 60 s.
 DEFAULT_TOOL_TIMEOUT_S = 300
-# The server imports no torch, but a cold virtual environment can miss Codex's 10 s start-up default.
-CODEX_STARTUP_TIMEOUT_S = 20
 
 Agent = Literal["claude-code", "codex"]
 Scope = Literal["project", "user"]
@@ -131,8 +129,8 @@ def codex_table(s: ServerEntry) -> dict:
     if s.transport == "http":
         # http_headers_helper: the same helper as Claude Code's (Codex 0.169 runs it at each connection).
         return {"url": s.url, "http_headers_helper": shlex.join(token_helper(s.token_file or "")),
-                "startup_timeout_sec": CODEX_STARTUP_TIMEOUT_S, "tool_timeout_sec": s.timeout_s}
-    table: dict = {"command": s.command, "args": s.args, "startup_timeout_sec": CODEX_STARTUP_TIMEOUT_S,
+                "startup_timeout_sec": s.startup_s, "tool_timeout_sec": s.timeout_s}
+    table: dict = {"command": s.command, "args": s.args, "startup_timeout_sec": s.startup_s,
                    "tool_timeout_sec": s.timeout_s}
     if s.env:
         table["env"] = dict(s.env)

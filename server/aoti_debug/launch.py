@@ -27,8 +27,11 @@ SSH_OPTIONS = ("-T", "-o", "ServerAliveInterval=30", "-o", "ServerAliveCountMax=
 # Run by the remote shell as `sh -c REMOTE_CHECK aoti-debug PROGRAM ARGS...`: the program and its arguments
 # are positional parameters, so no path or option is ever re-parsed by a shell. A missing program gets one
 # line on stderr (which both agents show) and the shell's own "not found" status.
-REMOTE_CHECK = ('command -v "$1" >/dev/null 2>&1 || { echo "aoti-debug: $1: not found on $(uname -n) '
-                '(PATH=$PATH); install aoti-debug there, or pass --remote-python" >&2; exit 127; }; exec "$@"')
+REMOTE_CHECK = ('command -v "$1" >/dev/null 2>&1 || { printf "aoti-debug: %s: not found on %s (PATH=%s); install '
+                'aoti-debug there, or pass --remote-python\\n" "$1" "$(uname -n)" "$PATH" >&2; exit 127; }; exec "$@"')
+# How long an agent should wait for the server to start: a local start imports no torch, but a cold virtual
+# environment can miss Codex's 10 s default; ssh adds a login; a scheduler may queue the job for minutes.
+STARTUP_S = {"local": 20, "remote": 60, "launcher": 300}
 # A launcher option that gives the server a terminal (srun --pty), which breaks a stdio protocol (echo, \r\n).
 PTY_OPTIONS = frozenset({"--pty"})
 
@@ -42,8 +45,10 @@ class ServerEntry(BaseModel):
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment for the server")
     url: str | None = Field(default=None, description="The server's streamable HTTP endpoint (http)")
     token_file: str | None = Field(default=None, description="File holding the bearer token (http)")
+    roots: list[str] = Field(default_factory=list, description="Allowed roots written as --root (remote paths)")
     remote: str | None = Field(default=None, description="The [user@]host the server runs on, over SSH")
     launcher: list[str] = Field(default_factory=list, description="The scheduler prefix the server runs under")
+    startup_s: int = Field(default=STARTUP_S["local"], description="How long the agent should wait for a start")
     timeout_s: int = Field(description="Per-tool-call limit written for the agent, in seconds")
 
     def shown(self) -> str:
@@ -177,10 +182,14 @@ def server_entry(roots: list[str | Path], *, command: str | list[str] | None = N
             config = str(Path(ssh_config).expanduser().resolve())
             if not Path(config).is_file():
                 raise BadInput(f"--ssh-config {config} is not a file")
-        argv = remote_command(remote, program, [str(r) for r in roots], env, prefix, config)
-        return ServerEntry(command=argv[0], args=argv[1:], remote=remote, launcher=prefix, timeout_s=timeout_s)
-    argv = [*prefix, *serve_argv(_split(command, "--command") or default_command(), _local_roots(roots))]
-    return ServerEntry(command=argv[0], args=argv[1:], env=env, launcher=prefix, timeout_s=timeout_s)
+        kept = [str(r) for r in roots]
+        argv = remote_command(remote, program, kept, env, prefix, config)
+        return ServerEntry(command=argv[0], args=argv[1:], roots=kept, remote=remote, launcher=prefix,
+                           timeout_s=timeout_s, startup_s=STARTUP_S["launcher" if prefix else "remote"])
+    resolved = _local_roots(roots)
+    argv = [*prefix, *serve_argv(_split(command, "--command") or default_command(), resolved)]
+    return ServerEntry(command=argv[0], args=argv[1:], env=env, roots=resolved, launcher=prefix, timeout_s=timeout_s,
+                       startup_s=STARTUP_S["launcher" if prefix else "local"])
 
 
 def entry_notes(s: ServerEntry) -> list[str]:
@@ -190,6 +199,12 @@ def entry_notes(s: ServerEntry) -> list[str]:
         notes.append(f"The server runs on {s.remote}: paths in tool calls (scripts, packages, logs) are paths there. "
                      f"ssh runs with BatchMode=yes (no password prompt): check `ssh -o BatchMode=yes {s.remote} true` "
                      "works from where the agent runs.")
+    if s.remote and not s.roots:
+        notes.append(f"No --root: the server on {s.remote} allows only the folder it starts in (the remote home).")
+    if s.launcher:
+        notes.append(f"Through {s.launcher[0]}, the server starts when the job does. Codex waits {s.startup_s} s "
+                     "(startup_timeout_sec); Claude Code waits MCP_TIMEOUT ms (default 30000): start it with "
+                     f"MCP_TIMEOUT={s.startup_s * 1000} claude when the queue is slow.")
     if set(s.launcher) & PTY_OPTIONS:
         notes.append("The launcher asks for a terminal (--pty): a terminal echoes the client's messages back "
                      "and turns \\n into \\r\\n, which breaks MCP over stdio; drop that option.")
