@@ -42,6 +42,7 @@ INSTRUCTIONS_START = "aoti-debug triages AOTInductor"
 pytestmark = [
     pytest.mark.node,
     pytest.mark.spawns,
+    pytest.mark.xdist_group("agent_clis"),  # one worker: each install (module fixture) happens once
     pytest.mark.skipif(shutil.which("npx") is None, reason="npx (Node.js) is not installed: the agent CLIs "
                                                            "come from the npm registry through npx"),
 ]

@@ -26,7 +26,8 @@ from mcp import Client, StdioServerParameters
 
 tomllib = pytest.importorskip("tomllib")
 
-pytestmark = [pytest.mark.spawns]
+# One worker runs them all, so one sshd serves the module under pytest-xdist's --dist loadgroup.
+pytestmark = [pytest.mark.spawns, pytest.mark.xdist_group("sshd")]
 
 # Debian's openssh-server puts it here; .ci/run installs it when it is missing.
 SSHD = shutil.which("sshd") or next((p for p in ("/usr/sbin/sshd", "/usr/local/sbin/sshd") if os.path.exists(p)), None)
