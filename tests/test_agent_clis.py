@@ -24,6 +24,7 @@ from types import SimpleNamespace
 
 import pytest
 from aoti_debug.install import NAME
+from test_remote import ALIAS, sshd, write_ssh_config  # noqa: F401 (sshd is a fixture)
 
 tomllib = pytest.importorskip("tomllib")
 
@@ -230,3 +231,17 @@ def test_codex_connects_to_the_http_server_with_the_token_its_helper_reads(http)
     assert http.token.read_text().strip() not in (http.home / ".codex" / "config.toml").read_text()
     prompt = _run(CODEX, "debug", "prompt-input", home=http.home, cwd=http.project)
     assert INSTRUCTIONS_START in prompt, "Codex did not get the server's instructions: it did not connect"
+
+
+def test_claude_code_starts_the_server_over_ssh_from_the_registration_install_wrote(sshd, tmp_path) -> None:  # noqa: F811
+    """The remote case with the real agent: Claude Code runs `ssh ... gpuhost ... aoti-debug serve` and connects."""
+    home, project, root = tmp_path / "home", tmp_path / "project", tmp_path / "repros"
+    for d in (home, project, root):
+        d.mkdir()
+    config = write_ssh_config(home, sshd)
+    res = _install(home, project, "--scope", "user", "--remote", ALIAS, "--ssh-config", str(config), "--root",
+                   str(root))
+    out = _run(CLAUDE, "mcp", "list", home=home, cwd=project)
+    connected = [line for line in out.splitlines() if line.startswith(f"{NAME}: ssh ")]
+    assert connected and connected[0].endswith("- ✔ Connected"), out
+    assert res["server"]["remote"] == ALIAS

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import shutil
 import socket
 import subprocess
@@ -97,7 +98,18 @@ def client_home(sshd, tmp_path, monkeypatch) -> SimpleNamespace:
     home, project, root = tmp_path / "home", tmp_path / "project", tmp_path / "repros"
     for p in (home / ".ssh", project, root):
         p.mkdir(parents=True)
-    (home / ".ssh" / "config").write_text(textwrap.dedent(f"""\
+    write_ssh_config(home, sshd)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CODEX_HOME", str(home / ".codex"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    return SimpleNamespace(home=home, project=project, root=root, state=tmp_path / "remote-state")
+
+
+def write_ssh_config(home: Path, sshd: SimpleNamespace) -> Path:
+    """~/.ssh/config in an isolated home: Host gpuhost is the test sshd, its host key taken on trust."""
+    config = home / ".ssh" / "config"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(textwrap.dedent(f"""\
         Host {ALIAS}
             HostName 127.0.0.1
             Port {sshd.port}
@@ -108,16 +120,11 @@ def client_home(sshd, tmp_path, monkeypatch) -> SimpleNamespace:
             UserKnownHostsFile /dev/null
             LogLevel ERROR
     """))
-    (home / ".ssh" / "config").chmod(0o600)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("CODEX_HOME", str(home / ".codex"))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    return SimpleNamespace(home=home, project=project, root=root, state=tmp_path / "remote-state")
+    config.chmod(0o600)
+    return config
 
 
 def _user() -> str:
-    import pwd
-
     return pwd.getpwuid(os.getuid()).pw_name
 
 
