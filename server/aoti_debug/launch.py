@@ -53,7 +53,9 @@ class ServerEntry(BaseModel):
 
     def shown(self) -> str:
         """One line for people: the command line, or the URL."""
-        return self.url or "" if self.transport == "http" else shlex.join([self.command or "", *self.args])
+        if self.transport == "http":
+            return self.url or ""
+        return shlex.join([self.command or "", *self.args])
 
 
 # Claude Code's headersHelper: prints {"Authorization": "Bearer <token>"} from the token file, read at each connection.
