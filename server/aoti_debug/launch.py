@@ -58,13 +58,14 @@ class ServerEntry(BaseModel):
         return shlex.join([self.command or "", *self.args])
 
 
-# Claude Code's headersHelper: prints {"Authorization": "Bearer <token>"} from the token file, read at each connection.
+# Claude Code's headersHelper and Codex's http_headers_helper: both run it through a shell at each connection and
+# send the JSON object it prints as headers, so the token is read from its file, never copied into a config.
 _HEADER_SCRIPT = ('import json, sys; token = open(sys.argv[1], encoding="utf-8").read().strip(); '
                   'print(json.dumps({"Authorization": "Bearer " + token}))')
 
 
 def token_helper(token_file: str) -> list[str]:
-    """The command whose output Claude Code sends as the request headers."""
+    """The command that prints {"Authorization": "Bearer <token>"} from token_file."""
     return [sys.executable, "-c", _HEADER_SCRIPT, token_file]
 
 
