@@ -79,7 +79,7 @@ def test_url_registers_http_with_a_helper_that_reads_the_token_file(env, capsys)
     assert entry["type"] == "http" and entry["url"] == table["url"] == "https://gpu1.example:3001/mcp"
     assert entry["headersHelper"] == table["http_headers_helper"]
     assert "s3cret" not in json.dumps(entry) + json.dumps(table), "the token stays in its file"
-    # Both agents run the helper through a shell and send the JSON object it prints as headers.
+    # The command line both agents run at each connection; they send the JSON object it prints as headers.
     out = subprocess.run(["sh", "-c", entry["headersHelper"]], capture_output=True, text=True, timeout=30)
     assert json.loads(out.stdout) == {"Authorization": "Bearer s3cret-token"}
     assert res["server"]["transport"] == "http" and res["server"]["command"] is None

@@ -58,7 +58,7 @@ class ServerEntry(BaseModel):
         return shlex.join([self.command or "", *self.args])
 
 
-# Claude Code's headersHelper and Codex's http_headers_helper: both run it through a shell at each connection and
+# Claude Code's headersHelper and Codex's http_headers_helper: both run this command line at each connection and
 # send the JSON object it prints as headers, so the token is read from its file, never copied into a config.
 _HEADER_SCRIPT = ('import json, sys; token = open(sys.argv[1], encoding="utf-8").read().strip(); '
                   'print(json.dumps({"Authorization": "Bearer " + token}))')
