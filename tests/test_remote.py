@@ -167,7 +167,7 @@ async def test_the_registration_install_remote_wrote_lists_tools_classifies_and_
         assert {"classify_error", "rerun_with_flags", "get_run"} <= names
         got = await client.call_tool("classify_error", {"log_text": "Error: index out of bounds: 0 <= tmp7 < 2L"})
         assert got.structured_content["pattern"] == "triton_index_out_of_bounds"
-        run = await client.call_tool("rerun_with_flags", {"argv": ["python", "repro.py"], "presets": ["sanity"],
+        run = await client.call_tool("rerun_with_flags", {"argv": [sys.executable, "repro.py"], "presets": ["sanity"],
                                                            "cwd": str(h.root)})
         r = run.structured_content
         assert not run.is_error and r["status"] == "failed" and r["exit_code"] == 1, r
