@@ -1,5 +1,5 @@
 """aoti-debug install --agent claude-code|codex|all [--scope project|user] [--root DIR]... [--remote HOST
-[--remote-python PY]] [--launcher PREFIX] [--url URL --token-file F] [--dry-run] [--json]"""
+[--remote-python PY] [--ssh-config F]] [--launcher PREFIX] [--url URL --token-file F] [--dry-run] [--json]"""
 
 from __future__ import annotations
 
