@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
+import anyio
 import pytest
 from aoti_debug.cli import main
 from aoti_debug.install import NAME
@@ -216,3 +217,26 @@ def test_a_root_with_shell_characters_reaches_the_remote_server_as_one_literal_a
                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["aoti-debug", "serve", "--root", root]
+
+
+@pytest.mark.anyio
+async def test_a_terminal_between_client_and_server_breaks_the_session_which_is_why_ssh_runs_with_T(
+        client_home, capsys) -> None:
+    """The evidence behind -T and the --pty warning: the same registration with a forced terminal (-tt) fails."""
+    h = client_home
+    _install(h, capsys, "--root", str(h.root))
+    entry, _ = _registrations(h)
+    assert entry["args"][0] == "-T"
+    with_tty = StdioServerParameters(command="ssh", args=["-tt", *entry["args"][1:]], env=_client_env(h))
+    with pytest.raises(Exception) as failed:  # noqa: B017 (an exception group: checked below)
+        with anyio.fail_after(60):
+            async with Client(with_tty, raise_exceptions=True) as client:
+                await client.list_tools()
+    # The terminal echoes the client's own initialize request back; the client takes it for a request from the
+    # server and answers "Method not found".
+    assert any("initialize" in repr(e) for e in _leaves(failed.value)), repr(failed.value)
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    inner = getattr(exc, "exceptions", None)
+    return [leaf for e in inner for leaf in _leaves(e)] if inner else [exc]
