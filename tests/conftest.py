@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 import pytest
@@ -38,11 +39,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _cuda_available() -> bool:
-    try:
-        import torch
-    except ImportError:
-        return False
-    return torch.cuda.is_available()
+    with warnings.catch_warnings():  # torch's import-time warnings are not the tests' (filterwarnings = error)
+        warnings.simplefilter("ignore")
+        try:
+            import torch
+        except ImportError:
+            return False
+        return torch.cuda.is_available()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
