@@ -38,13 +38,14 @@ def test_every_cuda_example_triages_to_the_recorded_strict_result(tmp_path) -> N
 
 
 @pytest.mark.timeout(1300)
-@pytest.mark.skipif(shutil.which("compute-sanitizer") is None, reason="compute-sanitizer is not on PATH")
 def test_a_read_just_past_an_input_is_reported_by_compute_sanitizer_with_its_distance(tmp_path) -> None:
+    if shutil.which("compute-sanitizer") is None:  # checked here: on a host without a GPU, "no CUDA GPU" says more
+        pytest.skip("compute-sanitizer is not on PATH")
     run = subprocess.run([sys.executable, "tests/gpu/capture_memcheck.py", str(tmp_path), "--only", "oob"],
                          cwd=ROOT, capture_output=True, text=True, timeout=1250)
     log = tmp_path / "forensics" / "oob__aoti_gather_no_index_asserts.memcheck.log"
     assert log.is_file(), run.stdout[-3000:] + run.stderr[-3000:]
     e = parse_memcheck(log.read_text(errors="replace")).errors[0]
     assert e.kernel and e.kernel.startswith("triton_") and e.file and e.line, e
-    assert (e.access, e.direction, e.allocation_size) == ("read", "after", 100 * 16 * 4), e
-    assert 0 <= e.distance_bytes < 4 * 16 * 4, e
+    assert (e.access, e.direction, e.allocation_size) == ("read", "after", 100 * 12 * 4), e
+    assert 0 <= e.distance_bytes < 12 * 4, e  # within the one row past the end

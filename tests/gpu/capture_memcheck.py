@@ -6,8 +6,8 @@
 Jobs (each in OUT_DIR/work/<job>, its package built first, then one run under compute-sanitizer):
 
   oob         an AOTI package of `table[ids] * 2` built with inductor_configs assert_indirect_indexing=False
-              (no index assert in the Triton kernel, CXX=/usr/bin/g++), run with an id ROWS + 3 past the end of
-              the table input; PYTORCH_NO_CUDA_MEMORY_CACHING=1 gives the table its own allocation, so the report
+              (no index assert in the Triton kernel, CXX=/usr/bin/g++), run with the id ROWS, one row past the
+              end of the table input; PYTORCH_NO_CUDA_MEMORY_CACHING=1 gives the table its own allocation, so the report
               names the kernel, its source line and the distance past that allocation
   host_crash  the index_oob example's CUDA package built with the host's default compiler (--host-cxx; the
               capture image's wrapped g++ builds packages that segfault in std::regex at load), loaded under
@@ -36,9 +36,11 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = "tests/gpu/capture_memcheck.py"
 SYSTEM_CXX = "/usr/bin/g++"
 HOST_CXX = "/opt/gcc/bin/g++"  # the capture image's default inductor compiler (docs/gpu-verification.md)
-ROWS, WIDTH = 100, 16
-# A read just past the table's end: Inductor's wrap-around only adds ROWS to negative ids.
-BAD_ID = ROWS + 3
+# 4,800 bytes, not a multiple of 256: allocations start 256-aligned, so the row past the end (48 bytes from the
+# table's end) lies in a gap no allocation can start in, and the table is the nearest allocation.
+ROWS, WIDTH = 100, 12
+# The first row past the end: Inductor's wrap-around only adds ROWS to negative ids.
+BAD_ID = ROWS
 NAMES = {"oob": "oob__aoti_gather_no_index_asserts.memcheck.log",
          "host_crash": "host_crash__toolchain_load.memcheck.log"}
 
