@@ -130,6 +130,7 @@ async def test_guides_edited_after_the_cache_was_written_are_parsed_afresh(tmp_p
         load_guides.cache_clear()
 
 
+@pytest.mark.spawns
 def test_a_server_start_imports_no_engine_yaml_or_torch() -> None:
     probe = ("import sys, aoti_debug.app as a; a.build_server(); "
              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('aoti_debug', 'yaml', 'torch')))")

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+try:
+    import tomllib
+except ImportError:  # Python 3.10: the same parser, from PyPI (a dependency there)
+    import tomli as tomllib
+
 import json
 import os
 import re
@@ -22,8 +27,6 @@ from aoti_debug.install import (
 )
 from aoti_debug.launch import ServerEntry, serve_argv
 from aoti_debug.paths import project_root
-
-tomllib = pytest.importorskip("tomllib")
 
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 
