@@ -157,7 +157,8 @@ class TestExamples:
         ex = examples.get("dynamic_zero_below_min")
         exp = examples.expectation(ex, "cpu")
         assert exp["patterns"] == ["input_shape_mismatch", "triton_index_out_of_bounds"]
-        rc = RootCause(named=True, kind="empty_dimension", summary="", pattern="triton_index_out_of_bounds",
+        rc = RootCause(named=True, level="culprit", kind="empty_dimension", summary="",
+                       pattern="triton_index_out_of_bounds",
                        input_index=0)
         ok = TriageReport(run_id="x", status="done", mode="command", pattern="triton_index_out_of_bounds",
                           root_cause=rc)

@@ -19,9 +19,8 @@ from aoti_debug.guides import load_guides
 from aoti_debug.logclean import file_chunks
 from aoti_debug.memcheck import find_sanitizer, parse_memcheck
 from aoti_debug.oob_model import OobExplanation
-from aoti_debug.parity import check_parity
 from aoti_debug.rerun import RerunRequest, RunResult
-from aoti_debug.triage_causes import from_backtrace, from_classification, from_memcheck, from_oob, from_parity
+from aoti_debug.triage_causes import from_backtrace, from_classification, from_memcheck, from_oob
 from aoti_debug.triage_model import RootCause, Step, TriageReport, TriageRequest
 from aoti_debug.triage_rules import in_every_run, more_specific, names_cause, needs_compile, preset_flags, rules
 from aoti_debug.triage_rules import runtime_flags as runtime_only
@@ -34,6 +33,7 @@ SLOWDOWN = {"backtrace": 1.5, "memcheck": 2.0}
 MIN_RUN_S = 10.0
 PARITY_S = 15.0
 TAIL = 4 * 2**20
+MAX_SOURCE_CHARS = 8 * 2**20
 
 
 @dataclass
@@ -62,6 +62,8 @@ class Ctx:
     run_s: float = COMPILE_GUESS_S  # a plain run of argv (with its compile)
     load_s: float | None = None  # a run of load_argv
     budget_hit: bool = False
+    facts: dict[str, str] = field(default_factory=dict)  # what steps established, by name (triage.yaml contradicted_by)
+    kernel: str | None = None  # a generated kernel a native backtrace crashed in
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
@@ -70,9 +72,30 @@ class Ctx:
         if self.note:
             self.note(time.monotonic() - self.t0, 0, message)
 
+    def contradict(self, cause: RootCause) -> RootCause:
+        """List the established facts that argue against this cause; a contradicted cause is not named."""
+        for f in rules().contradicted_by.get(cause.kind, []):
+            if f in self.facts and self.facts[f] not in cause.against:
+                cause.against.append(self.facts[f])
+        if cause.against:
+            cause.named = False
+        return cause
+
+    def establish(self, fact: str, sentence: str) -> None:
+        """A fact a step showed; it may overturn the current cause."""
+        self.facts[fact] = sentence
+        if self.root is not None:
+            self.contradict(self.root)
+
     def consider(self, cause: RootCause | None) -> None:
-        """Keep a named cause over a hypothesis; the first named one ends the chain."""
-        if cause is not None and (self.root is None or (cause.named and not self.root.named)):
+        """Keep a named cause over a hypothesis, a culprit over a pattern, an uncontradicted cause over a
+        contradicted one; the first named one ends the chain."""
+        if cause is None:
+            return
+        self.contradict(cause)
+        r = self.root
+        if r is None or (cause.named and not r.named) or (not r.named and (
+                (cause.level == "culprit" and r.level == "pattern") or (r.against and not cause.against))):
             self.root = cause
 
     def adopt(self, c: Classification | None, step: Step) -> bool:
@@ -88,9 +111,22 @@ class Ctx:
         if c.pattern == "triton_index_out_of_bounds" and step.log_path:
             self.assert_log = Path(step.log_path)
         if names_cause(c) and (changed or c.pattern == self.report.pattern):
-            self.consider(from_classification(c, step.index, self.contract))
-            step.named_root_cause = True
+            cause = from_classification(c, step.index, self.contract, self.read_source)
+            self.consider(cause)
+            step.named_root_cause = cause.named
         return changed
+
+    def read_source(self, path: str) -> str | None:
+        """A source file a compiler error names, only inside the run's inductor cache or the allowed roots."""
+        p = Path(path)
+        places = [d for d in (self.cache_dir, *self.roots) if d is not None]
+        try:
+            rp = p.resolve()
+            if not p.is_absolute() or not any(rp.is_relative_to(d.resolve()) for d in places) or not rp.is_file():
+                return None
+            return rp.read_text(encoding="utf-8", errors="replace")[:MAX_SOURCE_CHARS]
+        except OSError:
+            return None
 
 
 def _evidence_lines(c: Classification | None, n: int = 3) -> list[str]:
@@ -106,42 +142,6 @@ def _gdb_text(text: str) -> str:
 
 def skip(step: Step, why: str) -> Step:
     step.status, step.skipped_because = "skipped", why
-    return step
-
-
-# --- check_parity ----------------------------------------------------------------------------------
-
-def parity(ctx: Ctx, step: Step) -> Step:
-    if ctx.package is None or not ctx.package.is_file():
-        return skip(step, "no package known: pass package_path (the command's output named no existing .pt2)"
-                    if ctx.package is None else f"{ctx.package} is a folder of sources, not a .pt2")
-    if ctx.left() < PARITY_S:
-        ctx.budget_hit = True
-        return skip(step, f"budget: {ctx.left():.0f} s left")
-    step.ran = [str(ctx.package)]
-    rep = check_parity(ctx.package, probe_runtime=ctx.req.probe_runtime)
-    model = rep.package.model()
-    if model is not None:
-        ctx.contract = model.contract
-        ctx.compiler = model.toolchain.compiler if model.toolchain else None
-        step.found.append(f"compiled for {model.device_key or '?'}" + (f" by {ctx.compiler}" if ctx.compiler else "")
-                          + (f"; {len(model.contract.inputs)} inputs: " + ", ".join(
-                              f"{s.index} {s.name} {s.describe()}" for s in model.contract.inputs[:4])
-                              if model.contract else ""))
-    step.found.append(rep.summary)
-    pattern = ctx.report.pattern or "unknown"
-    explains = set(rules().parity_explains.get(pattern, []))
-    suggests = set(rules().parity_suggests.get(pattern, []))
-    for m in rep.mismatches[:4]:
-        step.evidence.append(f"{m.severity}: {m.message}")
-        if m.severity == "error" and m.kind in explains and not step.named_root_cause:
-            ctx.consider(from_parity(m, pattern, step.index))
-            step.named_root_cause = True
-        elif m.kind in suggests and ctx.root is None:
-            ctx.consider(from_parity(m, pattern, step.index).model_copy(update={"named": False}))
-            step.found.append(f"likely cause, to be confirmed: {m.title}")
-    if not ctx.req.probe_runtime:
-        step.found.append("runtime not probed (probe_runtime=false): package facts only")
     return step
 
 
@@ -172,10 +172,17 @@ def _from_log(ctx: Ctx, step: Step, key: str, path: Path) -> Step:
 
 
 def _backtrace_cause(ctx: Ctx, step: Step, bt, fault: Faulthandler | None) -> None:
-    cause = from_backtrace(bt, fault, step.index, ctx.compiler)
+    if bt.kernel:
+        top = next((f for f in bt.frames if bt.kernel in (f.function or "")), None)
+        ctx.kernel = bt.kernel
+        ctx.establish("kernel_frame", f"native frame #{top.index if top else '?'} is the generated kernel {bt.kernel}: "
+                                      "the model was running kernels, the load had finished")
+        step.found.append(f"crashed inside the generated kernel {bt.kernel}: next, its inputs")
+    cause = from_backtrace(bt, fault, step.index, ctx.compiler, ctx.report.pattern)
     if cause.kind == "toolchain" and ctx.root and not ctx.root.named and ctx.root.kind in (
             "static_libstdcxx", "glibcxx", "compiler_skew"):
         cause.evidence += ctx.root.evidence[:1]  # the package check that suggested it
+    ctx.contradict(cause)
     if cause.named and cause.pattern != ctx.report.pattern:
         ctx.report.pattern = cause.pattern
         ctx.report.title = load_guides()[cause.pattern].title
