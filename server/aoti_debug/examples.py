@@ -27,6 +27,8 @@ DEFAULT_EXAMPLE = "index_oob"
 # Expectations, most informed first: triage runs the sanity rerun and the backtrace when the guide asks.
 STAGES = ("with_backtrace", "sanity", "baseline")  # most informed first
 TORCH_CHECK_S = 120
+# Manifest keys compared with the root cause's field of the same name when stated.
+CULPRIT_KEYS = ("level", "op", "constant")
 
 
 class Example(BaseModel):
@@ -72,7 +74,7 @@ def expectation(ex: Example, device: str) -> dict[str, Any]:
     out: dict[str, Any] = {"pattern": stages[0][1].get("pattern"), "stage": stages[0][0],
                            "patterns": [d["pattern"] for _, d in stages if d.get("pattern")],
                            "verified": exp.get("verified", True)}
-    for key in ("root_cause", "input_index", "kernel"):
+    for key in ("root_cause", "input_index", "kernel", *CULPRIT_KEYS):
         out[key] = next((d[key] for _, d in stages if d.get(key) is not None), None)
     return out
 
@@ -95,6 +97,11 @@ def check(ex: Example, device: str, report: TriageReport) -> ExampleCheck:
     if exp.get("input_index") is not None and rc and rc.input_index is not None and rc.input_index != exp[
             "input_index"]:
         diffs.append(f"input index: expected {exp['input_index']}, got {rc.input_index}")
+    for key in CULPRIT_KEYS:  # the culprit's level, op and constant, where the manifest states them
+        want, have = exp.get(key), getattr(rc, key, None) if rc else None
+        got[key] = have
+        if want is not None and have != want:
+            diffs.append(f"{key}: expected {want}, got {have}")
     return ExampleCheck(name=ex.name, device=device, expected=exp, got=got, match=not diffs, differences=diffs)
 
 
