@@ -95,23 +95,42 @@ def owner(path: str) -> str:
     return next((o for rx, o in rules().source_owners.items() if re.search(rx, path)), "user")
 
 
-def compile_error(c: Classification, step: int, read: SourceReader | None = None) -> RootCause:
-    """The first compiler error, its file's owner and the generated line with context."""
+def _excerpt(log: str | None, path: str, line_no: str) -> str | None:
+    """The source line gcc/clang quote under the error (`  714 |     extern ...`)."""
+    if not log:
+        return None
+    at = log.find(f"{path}:{line_no}:")
+    m = re.compile(rf"^\s*{line_no} \| (.*)$", re.M).search(log, at) if at >= 0 else None
+    return m.group(1).rstrip() if m else None
+
+
+def compile_error(c: Classification, step: int, read: SourceReader | None = None,
+                  log: str | None = None) -> RootCause:
+    """The first compiler error, whose file it is (its line refines a generated wrapper's: the user's C-shim
+    declaration) and the line with context (from the run's cache, else the compiler's own excerpt)."""
     f = c.fields
     path, line_no, err = f.get("source_file"), f.get("source_line"), f.get("compiler_error")
     who = owner(path) if path else None
     ev = _ev(c, 1)
-    context = ""
+    code = None
     if path and line_no and line_no.isdigit() and read is not None and (text := read(path)) is not None:
         lines, n = text.splitlines(), int(line_no)
         lo, hi = max(1, n - CONTEXT_LINES), min(len(lines), n + 1)
-        snippet = [f"{i}{'>' if i == n else ':'} {lines[i - 1].strip()}" for i in range(lo, hi + 1)]
-        ev += snippet
-        context = f" The line: `{lines[n - 1].strip()[:200]}`." if n <= len(lines) else ""
+        ev += [f"{i}{'>' if i == n else ':'} {lines[i - 1].strip()}" for i in range(lo, hi + 1)]
+        code = lines[n - 1] if n <= len(lines) else None
+    elif path and line_no:
+        code = _excerpt(log, path, line_no)
+        if code:
+            ev.append(f"{line_no}> {code.strip()}")
+    if who == "generated_wrapper" and code:
+        who = next((o for rx, o in rules().generated_line_owners.items() if re.search(rx, code)), who)
+    context = f" The line: `{code.strip()[:200]}`." if code else ""
     name = path.rsplit("/", 1)[-1] if path else None
     whose = {"generated_wrapper": "the generated wrapper", "generated_kernel": "a generated kernel",
              "torch_header": "a header of torch", "system": "a system header or the toolchain",
-             "user": "a file of yours (a custom C shim or extension)"}.get(who or "", "")
+             "user": "a file of yours (a custom C shim or extension)",
+             "user_shim": "the generated wrapper, at your C-shim declaration (aot_inductor.custom_ops_to_c_shims)",
+             }.get(who or "", "")
     if path:
         summary = f"The first compiler error is in {whose} ({name}:{line_no}): {err}.{context}"
     else:

@@ -142,8 +142,9 @@ def _start(ctx: Ctx, p: TriagePlan) -> None:
         ctx.fault = parse_faulthandler(text)
         _fault_facts(ctx)
         ctx.package = ctx.package or find_package(text, p.cwd, p.roots)
+        step.log_path = str(ctx.log_path)
         _classified(ctx, step, classify_file(ctx.log_path, req.exit_status), str(ctx.log_path))
-        step.log_path, step.cost_s = str(ctx.log_path), round(time.monotonic() - t, 2)
+        step.cost_s = round(time.monotonic() - t, 2)
         report.steps.append(step)
         return
     step = Step(index=1, tool="rerun_with_flags", why="Baseline: the command as given, with faulthandler and a "

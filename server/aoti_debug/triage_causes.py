@@ -65,14 +65,14 @@ def guide_fix(pattern: str) -> str:
 
 
 def from_classification(c: Classification, step: int, contract: InputContract | None = None,
-                        read: culprits.SourceReader | None = None) -> RootCause:
+                        read: culprits.SourceReader | None = None, log: str | None = None) -> RootCause:
     """A classification that states its cause (rules().naming_fields); at culprit level only when its fields (or a
     culprit step on them) name what to change (rules().culprit_fields)."""
     f = c.fields
     if c.pattern == "custom_op":
         return culprits.custom_op(c, step)
     if c.pattern == "cpp_compile_error":
-        return culprits.compile_error(c, step, read)
+        return culprits.compile_error(c, step, read, log)
     ev = [e.text for e in c.evidence[:3]]
     idx = int(f["input_index"]) if f.get("input_index", "").isdigit() else None
     name = _name(contract, idx)

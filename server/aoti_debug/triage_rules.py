@@ -27,6 +27,7 @@ class TriageRules(BaseModel):
     culprit_lines: dict[str, list[str]]
     custom_op_phases: dict[str, str]
     source_owners: dict[str, str]
+    generated_line_owners: dict[str, str]
     contradicted_by: dict[str, list[str]]
     check_kinds: dict[str, str]
     parity_explains: dict[str, list[str]]

@@ -111,7 +111,8 @@ class Ctx:
         if c.pattern == "triton_index_out_of_bounds" and step.log_path:
             self.assert_log = Path(step.log_path)
         if names_cause(c) and (changed or c.pattern == self.report.pattern):
-            cause = from_classification(c, step.index, self.contract, self.read_source)
+            log = runs.tail(Path(step.log_path), TAIL) if c.pattern == "cpp_compile_error" and step.log_path else None
+            cause = from_classification(c, step.index, self.contract, self.read_source, log)
             self.consider(cause)
             step.named_root_cause = cause.named
         return changed
