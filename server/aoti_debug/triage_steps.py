@@ -14,7 +14,15 @@ from aoti_debug.contract import InputContract
 from aoti_debug.errors import AotiDebugError
 from aoti_debug.explain import step_label
 from aoti_debug.explain_oob import explain_index_oob
-from aoti_debug.forensics import BT_MARK, Faulthandler, explain, find_debugger, parse_faulthandler, parse_gdb
+from aoti_debug.forensics import (
+    BT_MARK,
+    GENERATED_KERNEL,
+    Faulthandler,
+    explain,
+    find_debugger,
+    parse_faulthandler,
+    parse_gdb,
+)
 from aoti_debug.guides import load_guides
 from aoti_debug.logclean import file_chunks
 from aoti_debug.memcheck import find_sanitizer, parse_memcheck
@@ -163,13 +171,25 @@ def _from_log(ctx: Ctx, step: Step, key: str, path: Path) -> Step:
     elif key == "memcheck":
         m = parse_memcheck(text)
         step.found.append(m.verdict)
-        ctx.consider(from_memcheck(m, ctx.report.pattern or "cuda_illegal_memory_access", step.index))
-        step.named_root_cause = bool(m.errors)
+        _memcheck_cause(ctx, step, m)
     if c is not None:
         step.found.append(f"its output classifies as {c.pattern} ({c.confidence:.2f})")
     ctx.adopt(c, step)
     step.evidence += [e for e in _evidence_lines(c) if e not in step.evidence]
     return step
+
+
+def _memcheck_cause(ctx: Ctx, step: Step, m) -> None:
+    """compute-sanitizer's first error; in a generated kernel the culprit is the input it read with (the printer)."""
+    cause = from_memcheck(m, ctx.report.pattern or "cuda_illegal_memory_access", step.index)
+    if cause is None:
+        return
+    if cause.kernel and GENERATED_KERNEL.match(cause.kernel):
+        ctx.kernel = cause.kernel
+        ctx.establish("kernel_frame", "compute-sanitizer: the illegal access is in the generated kernel "
+                                      f"{cause.kernel}")
+    ctx.consider(cause)
+    step.named_root_cause = step.named_root_cause or cause.named
 
 
 def _backtrace_cause(ctx: Ctx, step: Step, bt, fault: Faulthandler | None) -> None:
@@ -256,8 +276,7 @@ def rerun_preset(ctx: Ctx, step: Step) -> Step:
         _backtrace_cause(ctx, step, f.backtrace, f.faulthandler or ctx.fault)
     if f and f.memcheck:
         step.found.append(f.memcheck.verdict)
-        ctx.consider(from_memcheck(f.memcheck, ctx.report.pattern or "cuda_illegal_memory_access", step.index))
-        step.named_root_cause = step.named_root_cause or bool(f.memcheck.errors)
+        _memcheck_cause(ctx, step, f.memcheck)
     ctx.adopt(r.classification, step)
     return step
 
