@@ -42,6 +42,8 @@ MIN_RUN_S = 10.0
 PARITY_S = 15.0
 TAIL = 4 * 2**20
 MAX_SOURCE_CHARS = 8 * 2**20
+# check_parity mismatch kinds a crash while loading confirms.
+LOAD_DEVICE_KINDS = ("load_device", "no_cuda_build", "no_gpu", "device_type")
 
 
 @dataclass
@@ -204,6 +206,13 @@ def _backtrace_cause(ctx: Ctx, step: Step, bt, fault: Faulthandler | None) -> No
             "static_libstdcxx", "glibcxx", "compiler_skew"):
         cause.evidence += ctx.root.evidence[:1]  # the package check that suggested it
     ctx.contradict(cause)
+    r = ctx.root
+    if bt.points_to == "device_mismatch" and not cause.against and r and not r.named and not r.against and (
+            r.kind in LOAD_DEVICE_KINDS and r.level == "culprit"):
+        # a load crash and check_parity's device values agree: the parity mismatch is the culprit
+        r.evidence += [e for e in cause.evidence[:2] if e not in r.evidence]
+        r.named, r.pattern, r.step = True, "device_mismatch_load", step.index
+        cause = r
     if cause.named and cause.pattern != ctx.report.pattern:
         ctx.report.pattern = cause.pattern
         ctx.report.title = load_guides()[cause.pattern].title
