@@ -12,7 +12,8 @@ from aoti_debug.oob_model import OobExplanation
 from aoti_debug.printer_collect import Collector
 from aoti_debug.printer_log import INT_DTYPES, IndexAssert, Launch, PrinterLog, TensorRecord
 
-SuspectKind = Literal["nan_inf_producer", "nan_inf_input", "index_above_bound", "index_negative", "empty_dimension"]
+SuspectKind = Literal["nan_inf_producer", "nan_inf_input", "index_above_bound", "index_negative", "empty_dimension",
+                      "index_above_every_dim"]
 # Kernel-name ops whose input domain explains a NaN/Inf, and what to look for in the input stats.
 DOMAIN = {"log": "values <= 0 (log of a negative is NaN, of 0 is -inf)", "sqrt": "negative values",
           "rsqrt": "values <= 0", "div": "a zero divisor", "reciprocal": "zeros", "acos": "|x| > 1",
@@ -127,7 +128,7 @@ def crash_suspects(launches: list[Launch], inputs: list[TensorRecord], order: di
         name, idx, how = _trace(r, inputs, order)
         where = f" (model input {idx}, {name})" if name and name != r.arg else (f" (model input {idx})" if name
                                                                                  else "")
-        out.append(Suspect(kind="index_above_bound", kernel=L.kernel, arg=r.arg, value=r.max, bound=bound,
+        out.append(Suspect(kind="index_above_every_dim", kernel=L.kernel, arg=r.arg, value=r.max, bound=bound,
                            model_input=name, input_index=idx, traced_by=how, line=r.line,
                            detail=f"{r.arg}{where} into {L.kernel}, the launch that never finished: max {r.max:g} "
                                   f">= {bound}, the largest dimension of any tensor it gets or the package holds "

@@ -144,10 +144,12 @@ def from_oob(e: OobExplanation, pattern: str, step: int) -> RootCause:
 def from_suspect(s: Any, pattern: str, step: int, oob: OobExplanation | None) -> RootCause:
     """A dump_kernel_inputs suspect (dump_suspects.Suspect): the printed numbers that show the cause."""
     where = f"input {s.input_index} ({s.model_input})" if s.input_index is not None else s.arg
-    if s.kind in ("index_above_bound", "index_negative"):
+    if s.kind in ("index_above_bound", "index_negative", "index_above_every_dim"):
         value = f"{s.value:g}" if s.value is not None else "?"
         summary = (f"{where[0].upper() + where[1:]} holds the index value {value}, but {s.kernel} indexes a "
-                   f"dimension of size {s.bound}.")
+                   f"dimension of size {s.bound}.") if s.kind != "index_above_every_dim" else (
+            f"{where[0].upper() + where[1:]} holds the index value {value}, and {s.kernel} crashed while reading "
+            f"with it: no tensor it gets or the package holds has a dimension that large (the largest is {s.bound}).")
         return RootCause(named=True, level="culprit", kind="index_value_out_of_range", summary=summary,
                          pattern=pattern,
                          input_index=s.input_index, input_name=s.model_input, kernel=s.kernel,

@@ -18,19 +18,21 @@ DEVICE_KINDS = {"load_device", "no_cuda_build", "no_gpu", "compute_capability", 
 MAX_WRAPPER_CHARS = 32 * 2**20
 
 
-def _same_device(ctx: Ctx, rep: ParityReport) -> None:
+def _same_device(ctx: Ctx, rep: ParityReport) -> str | None:
     """Record that the runtime has the package's device type when parity compared them and found nothing."""
     model = rep.package.model()
     rt = rep.runtime
     if model is None or rt is None or rt.torch_version is None or not model.device_key:
-        return
+        return None
     if any(m.kind in DEVICE_KINDS for m in rep.mismatches if m.severity == "error"):
-        return
+        return None
     if model.device_key == "cuda" and not rt.cuda_available:
-        return
+        return None
     on = rep.load_device or model.device_key
-    ctx.establish("same_device", f"check_parity: the package was compiled for {model.device_key} and torch "
-                                 f"{rt.torch_version} loads it on {on} (same device type)")
+    sentence = (f"check_parity: the package was compiled for {model.device_key} and torch {rt.torch_version} loads "
+                f"it on {on} (same device type)")
+    ctx.establish("same_device", sentence)
+    return sentence
 
 
 def _wrapper(ctx: Ctx, member: str | None) -> str | None:
@@ -95,7 +97,8 @@ def parity(ctx: Ctx, step: Step) -> Step:
             ctx.consider(from_parity(m, pattern, step.index).model_copy(update={"named": False}))
             step.found.append(f"likely cause, to be confirmed: {m.title}")
     if ctx.req.probe_runtime:
-        _same_device(ctx, rep)
+        same = _same_device(ctx, rep)
+        step.found += [same] if same else []
     else:
         step.found.append("runtime not probed (probe_runtime=false): package facts only")
     _package_culprit(ctx, step, model.wrapper if model else None)
