@@ -86,3 +86,31 @@ def test_a_compile_error_at_a_c_shim_declaration_is_the_users_shim_with_its_line
     assert any("714> extern AOTITorchError aoti_torch_cpu_twice" in e for e in rc.evidence)
     assert rc.fixes and rc.fixes[0].startswith("The error is in your C++")
     assert not any("Inductor wrote invalid C++" in f for f in rc.fixes)
+
+
+CULPRIT = ROOT / "tests" / "fixtures" / "culprit"
+
+
+def test_a_gdb_frame_inside_a_generated_kernel_is_a_run_crash_not_a_load_crash() -> None:
+    """The loader's own run frames (AOTIModelPackageLoader::boxed_run) once made this read as a load crash."""
+    from aoti_debug.forensics import explain, parse_faulthandler, parse_gdb
+
+    text = (CULPRIT / "embedding_unchecked.backtrace.log").read_text()
+    bt = explain(parse_gdb(text, "gdb"), parse_faulthandler(text))
+    assert bt.signal == "SIGSEGV" and bt.kernel == "cpp_fused_add_embedding_0"
+    assert (bt.points_to, bt.during_load) == ("generated_code", False)
+    assert "not while loading" in bt.verdict and "dump_kernel_inputs" in bt.verdict
+
+
+def test_offline_a_kernel_segfault_without_the_printer_stops_at_the_kernel_and_names_nothing(tmp_path) -> None:
+    r = triage(TriageRequest(log_path=str(CULPRIT / "embedding_unchecked.base.log"), exit_status=-11,
+                             probe_runtime=False,
+                             evidence_logs={"backtrace": str(CULPRIT / "embedding_unchecked.backtrace.log")}),
+               [ROOT])
+    assert r.pattern == "segfault_no_message" and r.stopped_because != "root_cause_named"
+    assert "device_mismatch_load" not in {s.pattern for s in r.steps}
+    rc = r.root_cause
+    assert rc and not rc.named and rc.kind == "illegal_access" and rc.kernel == "cpp_fused_add_embedding_0"
+    dump = next(s for s in r.steps if s.tool == "dump_kernel_inputs")
+    assert dump.status == "skipped" and "offline" in dump.skipped_because
+    assert "crashed while loading" not in r.markdown
