@@ -41,8 +41,9 @@ def _from_log(ctx: Ctx, step: Step, path: Path) -> Step:
 
 
 def _crash(ctx: Ctx, launches: list, inputs: list) -> list[Suspect]:
-    """A crash inside a kernel with no assert: its integer inputs against every tensor, constants included."""
-    if not (ctx.kernel and ctx.contract):
+    """A crash inside a kernel with no assert (the launch the printer saw start but not finish): its integer inputs
+    against every tensor, constants included. Needs the package's constants, which the printer does not print."""
+    if ctx.contract is None:
         return []
     tables = [(k.original_fqn or k.name, k.shape) for k in ctx.contract.constants if k.shape]
     return crash_suspects(launches, inputs, {s.name: s.index for s in ctx.contract.inputs}, tables)
