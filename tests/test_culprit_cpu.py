@@ -70,3 +70,21 @@ def test_an_op_missing_from_the_loading_process_gets_the_load_phase_fix_not_regi
     assert "torch.ops.load_library" in rc.fixes[0] and "register_fake" not in rc.fixes[0].split("(")[0]
     assert not any(f.startswith("Register a fake") for f in rc.fixes)
     matches_manifest("custom_op_unloaded", r)
+
+
+def test_the_gpu_allocators_rounded_size_is_solved_for_the_same_buffer_and_row_count() -> None:
+    """issue 13's H100 run printed "Tried to allocate 187.50 GiB" for this model; the CPU package has the same
+    buffer expression, so the rounded GiB text must solve to the same symbol value as the exact byte count."""
+    from aoti_debug import culprit_oom
+    from aoti_debug.inspect_pt2 import inspect_package
+    from aoti_debug.pt2zip import open_pt2
+
+    pkg = build_example("oom_dynamic")
+    model = inspect_package(pkg).model()
+    with open_pt2(pkg) as arc:
+        wrapper = arc.read_text(model.wrapper)
+    req = culprit_oom.requested("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 187.50 GiB.")
+    assert req and not req.exact
+    (hit,) = culprit_oom.match(req, wrapper)
+    assert (hit.buffer, hit.value, hit.dtype) == ("buf0", 12000, "float32")
+    assert culprit_oom.input_of(hit.symbol, model.contract)[:3] == (0, model.contract.inputs[0].name, 0)
