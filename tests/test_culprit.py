@@ -114,3 +114,11 @@ def test_offline_a_kernel_segfault_without_the_printer_stops_at_the_kernel_and_n
     dump = next(s for s in r.steps if s.tool == "dump_kernel_inputs")
     assert dump.status == "skipped" and "offline" in dump.skipped_because
     assert "crashed while loading" not in r.markdown
+
+
+def test_an_undefined_c_shim_symbol_gets_the_shim_library_fix_not_a_toolchain_rebuild(tmp_path) -> None:
+    r = offline(tmp_path, "native_abi__cpu_c_shim_undefined_symbol")
+    rc = r.root_cause
+    assert rc and rc.named and rc.level == "culprit" and rc.kind == "missing_symbol"
+    assert len(rc.fixes) == 1 and "aot_inductor.custom_op_libs" in rc.fixes[0] and "aoti_torch_cpu_twice" in rc.fixes[0]
+    assert not any("CXX=/usr/bin/g++" in f for f in rc.fixes)

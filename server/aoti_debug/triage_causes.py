@@ -86,6 +86,8 @@ def from_classification(c: Classification, step: int, contract: InputContract | 
         kind, expected, got = {"device_mismatch_load": "device", "native_abi": "toolchain",
                                "input_device_mismatch": "device_type"}.get(
             c.pattern, c.pattern), f.get("expected"), f.get("got")
+        if c.pattern == "native_abi":
+            kind = next((k for field, k in rules().native_abi_kinds.items() if field in f), "toolchain")
         summary = f"{c.summary} Evidence: `{ev[0]}`" if ev else c.summary
         fixes = [TOOLCHAIN_FIX] if kind == "toolchain" else []
         chosen = select(c.pattern, culprits.facts_of(c, kind=kind)) if has_conditional_fixes(c.pattern) else [

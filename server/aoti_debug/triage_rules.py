@@ -26,6 +26,7 @@ class TriageRules(BaseModel):
     culprit_fields: dict[str, list[str]]
     culprit_lines: dict[str, list[str]]
     custom_op_phases: dict[str, str]
+    native_abi_kinds: dict[str, str]
     source_owners: dict[str, str]
     generated_line_owners: dict[str, str]
     contradicted_by: dict[str, list[str]]
