@@ -4,8 +4,10 @@ constant against the package's FQNs, the first compiler error and whose file it 
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 from aoti_debug import culprit_oom
 from aoti_debug.classify import Classification
@@ -17,6 +19,9 @@ from aoti_debug.triage_rules import rules
 # Reads a source file a compiler error names (None: outside what may be read, or gone).
 SourceReader = Callable[[str], "str | None"]
 CONTEXT_LINES = 2
+MAX_SCAN_FILES = 2000
+REGISTERS = re.compile(r"torch\.library\.|\bcustom_op\(|\btriton_op\(|\bLibrary\(|TORCH_LIBRARY")
+SKIP_DIRS = {"site-packages", "node_modules", "__pycache__", "build", "dist", "venv"}
 
 
 def facts_of(c: Classification | None, **extra: str | None) -> dict[str, str]:
@@ -56,6 +61,29 @@ def custom_op(c: Classification, step: int, extern_ops: list[str] | None = None)
     return RootCause(named=True, level="culprit" if op and phase else "pattern", kind=f"custom_op_{phase or 'unknown'}",
                      summary=summary, pattern=c.pattern, op=op, evidence=ev, step=step,
                      fixes=select(c.pattern, facts))
+
+
+def op_definition(op: str, folder: Path) -> str | None:
+    """file:line under folder that registers the op: a Python `"ns::name"` literal, or C++ TORCH_LIBRARY(ns, ...)
+    with `"name(`; bounded (source files only, hidden folders and environments pruned)."""
+    ns, _, name = op.partition("::")
+    py = re.compile(rf"""["']{re.escape(op)}["']""")
+    cpp = re.compile(rf"""TORCH_LIBRARY(?:_FRAGMENT)?\(\s*{re.escape(ns)}\s*,[\s\S]*?["']{re.escape(name)}\(""")
+    seen = 0
+    for top, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
+        for f in sorted(files):
+            path = Path(top) / f
+            if path.suffix not in (".py", ".cpp", ".cc", ".cu") or not path.is_file() or path.stat().st_size > 2**20:
+                continue
+            seen += 1
+            if seen > MAX_SCAN_FILES:
+                return None
+            text = path.read_text(encoding="utf-8", errors="replace")
+            m = (py if path.suffix == ".py" else cpp).search(text)
+            if m and REGISTERS.search(text):  # a file that registers ops, not one that only names it
+                return f"{path.relative_to(folder)}:{text.count(chr(10), 0, m.start()) + 1}"
+    return None
 
 
 # --- constant_loading ---------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aoti_debug import proc, rerun, runs
+from aoti_debug import culprits, proc, rerun, runs
 from aoti_debug.classify import Classification, classify_file
 from aoti_debug.contract import InputContract
 from aoti_debug.errors import AotiDebugError
@@ -123,6 +123,10 @@ class Ctx:
         if names_cause(c) and (changed or c.pattern == self.report.pattern):
             log = runs.tail(Path(step.log_path), TAIL) if c.pattern == "cpp_compile_error" and step.log_path else None
             cause = from_classification(c, step.index, self.contract, self.read_source, log)
+            where = culprits.op_definition(cause.op, Path(self.cwd)) if cause.op and self.cwd else None
+            if where:  # the module to import (or library to load) in the process that runs the package
+                cause.summary += f" It is registered by {where} (under {self.cwd})."
+                cause.evidence.append(f"{cause.op} is registered in {where}")
             self.consider(cause)
             step.named_root_cause = cause.named
         return changed
