@@ -122,3 +122,17 @@ def test_an_undefined_c_shim_symbol_gets_the_shim_library_fix_not_a_toolchain_re
     assert rc and rc.named and rc.level == "culprit" and rc.kind == "missing_symbol"
     assert len(rc.fixes) == 1 and "aot_inductor.custom_op_libs" in rc.fixes[0] and "aoti_torch_cpu_twice" in rc.fixes[0]
     assert not any("CXX=/usr/bin/g++" in f for f in rc.fixes)
+
+
+def test_the_report_shows_the_evidence_for_and_against_a_contradicted_cause() -> None:
+    from aoti_debug.explain import markdown
+
+    rc = RootCause(named=True, level="culprit", kind="device", summary="The .so crashed while loading.",
+                   pattern="segfault_no_message", evidence=["#1 AOTInductorModelContainerCreateWithDevice"],
+                   against=["check_parity: the package was compiled for cpu and torch 2.13.0+cpu loads it on cpu "
+                            "(same device type)"])
+    text = markdown(TriageReport(run_id="r", status="done", mode="offline", pattern="segfault_no_message",
+                                 root_cause=rc, stopped_because="steps_exhausted"))
+    assert not rc.named and "**A cause the evidence contradicts (not the root cause):**" in text
+    assert text.index("**Evidence for**") < text.index("**Evidence against**")
+    assert "(same device type)" in text.split("**Evidence against**")[1]
