@@ -156,7 +156,7 @@ class TestRequests:
 
 def report(pattern: str, **rc) -> TriageReport:
     """A triage report whose root cause is named with the given fields."""
-    cause = RootCause(named=True, summary="", pattern=pattern, **rc) if rc else None
+    cause = RootCause(named=True, level="culprit", summary="", pattern=pattern, **rc) if rc else None
     return TriageReport(run_id="x", status="done", mode="command", pattern=pattern, root_cause=cause)
 
 

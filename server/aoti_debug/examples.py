@@ -27,6 +27,8 @@ DEFAULT_EXAMPLE = "index_oob"
 # Expectations, most informed first: triage runs the sanity rerun and the backtrace when the guide asks.
 STAGES = ("with_backtrace", "sanity", "baseline")  # most informed first
 TORCH_CHECK_S = 120
+# Manifest keys compared with the root cause's field of the same name when stated.
+CULPRIT_KEYS = ("level", "op", "constant")
 
 
 class Example(BaseModel):
@@ -80,7 +82,7 @@ def expectation(ex: Example, device: str) -> dict[str, Any]:
                            "root_cause": next((d["root_cause"] for _, d in stages if d.get("root_cause")), None),
                            "stages": {st: {k: d[k] for k in ("pattern", *FIELDS) if d.get(k) is not None}
                                       for st, d in stages}}
-    for key in FIELDS:  # the most informed stage's value, for display
+    for key in (*FIELDS, *CULPRIT_KEYS):  # the most informed stage's value, for display
         out[key] = next((d[key] for _, d in stages if d.get(key) is not None), None)
     return out
 
@@ -120,6 +122,11 @@ def check(ex: Example, device: str, report: TriageReport) -> ExampleCheck:
                 what = f"a name containing {w!r}" if key == "kernel" else w
                 diffs.append(f"{key.replace('_', ' ')}: expected {what} ({stage}), got "
                              + ("none" if got[key] is None else str(got[key])))
+    for key in CULPRIT_KEYS:  # the culprit's level, op and constant, where the manifest states them
+        want, have = exp.get(key), getattr(rc, key, None) if rc else None
+        got[key] = have
+        if want is not None and have != want:
+            diffs.append(f"{key}: expected {want}, got {have}")
     return ExampleCheck(name=ex.name, device=device, expected=exp, got=got, match=not diffs, differences=diffs)
 
 

@@ -80,12 +80,38 @@ class NextStep(BaseModel):
     preset: str | None = Field(default=None, description="rerun_with_flags preset, if the tool reruns")
     args: dict[str, Any] = Field(default_factory=dict, description="Suggested arguments")
     why: str = Field(description="What this step will show")
+    when: str | None = Field(default=None, description="Run only when an earlier step found this: kernel_frame (a "
+                             "native frame inside a generated kernel)")
 
 
 class Examples(BaseModel):
     model_config = ConfigDict(extra="forbid")
     match: list[str] = Field(min_length=1, description="Logs that must classify as this rule")
     no_match: list[str] = Field(default_factory=list, description="Lines none of this rule's patterns match")
+
+
+class Fix(BaseModel):
+    """A fix of a pattern guide and the evidence under which it applies: reports list only fixes whose `when` holds."""
+
+    model_config = ConfigDict(extra="forbid")
+    fix: str = Field(description="What to do, one or two sentences")
+    when: dict[str, str] = Field(default_factory=dict, description="fact -> regex (re.search); every one must match "
+                                 "a fact of the diagnosis (a captured field, `line`: the evidence lines, `kind`: the "
+                                 "root cause kind, `phase`, `owner`...); empty: always applies")
+    example: dict[str, str] = Field(description="Facts under which it applies (checked by tests/test_rules.py)")
+    not_for: dict[str, str] | None = Field(None, description="Facts under which it must not apply")
+
+    @model_validator(mode="after")
+    def _check(self) -> Fix:
+        for rx in self.when.values():
+            try:
+                re.compile(rx)
+            except re.error as exc:
+                raise ValueError(f"bad regex {rx!r}: {exc}") from exc
+        return self
+
+    def applies(self, facts: dict[str, str]) -> bool:
+        return all(k in facts and re.search(rx, facts[k]) for k, rx in self.when.items())
 
 
 class Rule(BaseModel):
@@ -105,6 +131,8 @@ class Rule(BaseModel):
     )
     first_match: bool = Field(default=False, description="Keep the first matching line, not the last")
     next_steps: list[NextStep] = Field(default_factory=list)
+    culprit: str | None = Field(None, description="What names this pattern's culprit, and which step does it")
+    fixes: list[Fix] = Field(default_factory=list, description="Fixes with the condition under which each applies")
     examples: Examples | None = None
 
     @model_validator(mode="after")

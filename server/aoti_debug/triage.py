@@ -21,7 +21,8 @@ from aoti_debug.roots import check_path
 from aoti_debug.runresult import URI, RunProgress, RunResult
 from aoti_debug.triage_dump import PRINTER_KEYS, dump
 from aoti_debug.triage_model import Step, TriageReport, TriageRequest
-from aoti_debug.triage_steps import TAIL, Ctx, oob, parity, rerun_preset, run
+from aoti_debug.triage_package import parity
+from aoti_debug.triage_steps import TAIL, Ctx, oob, rerun_preset, run
 
 log = logging.getLogger("aoti_debug.runs")
 
@@ -31,6 +32,8 @@ DISPATCH = {"check_parity": parity, "rerun_with_flags": rerun_preset, "explain_i
 NOT_STEPS = {"triage", "get_run", "classify_error"}
 # A package path in a command's output: `package: /abs/x.pt2`, "saved to x.pt2", quoted or bare.
 PACKAGE_RX = re.compile(r"""(?:^|[\s'"=(:,])((?:~|\.{0,2}/)?[^\s'"(),:]*\.pt2)(?=$|[\s'"),:.;])""", re.M)
+# faulthandler frames of pt2_archive/_package.py that run the model (a crash there is not a load crash).
+RUNNING_FRAMES = {"__call__"}
 STATUS = {"done": "ok", "running": "running", "cancelled": "cancelled", "error": "error"}
 
 
@@ -119,6 +122,14 @@ def _classified(ctx: Ctx, step: Step, c: Classification | None, source: str) -> 
     step.evidence = [e.text for e in c.evidence[:3]]
 
 
+def _fault_facts(ctx: Ctx) -> None:
+    """faulthandler's innermost frame says whether the model was running (__call__) when it died."""
+    top = ctx.fault.frames[0] if ctx.fault and ctx.fault.frames else None
+    if top and top.function in RUNNING_FRAMES:
+        ctx.establish("crashed_running", f'faulthandler: the crash was in {top.function} ({top.file}:{top.line}), '
+                                         "running the model, not loading it")
+
+
 def _start(ctx: Ctx, p: TriagePlan) -> None:
     """Step 1 (and 2): the baseline run and its classification, or the given log's classification."""
     req, report = ctx.req, ctx.report
@@ -129,9 +140,11 @@ def _start(ctx: Ctx, p: TriagePlan) -> None:
         ctx.log_path = Path(req.log_path)
         text = runs.tail(ctx.log_path, TAIL)
         ctx.fault = parse_faulthandler(text)
+        _fault_facts(ctx)
         ctx.package = ctx.package or find_package(text, p.cwd, p.roots)
+        step.log_path = str(ctx.log_path)
         _classified(ctx, step, classify_file(ctx.log_path, req.exit_status), str(ctx.log_path))
-        step.log_path, step.cost_s = str(ctx.log_path), round(time.monotonic() - t, 2)
+        step.cost_s = round(time.monotonic() - t, 2)
         report.steps.append(step)
         return
     step = Step(index=1, tool="rerun_with_flags", why="Baseline: the command as given, with faulthandler and a "
@@ -144,6 +157,7 @@ def _start(ctx: Ctx, p: TriagePlan) -> None:
     ctx.run_s = max(r.duration_s, 1.0)
     ctx.log_path = Path(r.log_path) if r.log_path else None
     ctx.fault = r.forensics.faulthandler if r.forensics else None
+    _fault_facts(ctx)
     ctx.cache_dir = Path(r.compile.cache_dir) if r.compile and r.compile.cache_dir else None
     text = runs.tail(ctx.log_path, TAIL) if ctx.log_path else ""
     ctx.package = ctx.package or find_package(text, p.cwd, p.roots)
@@ -166,7 +180,7 @@ def _follow(ctx: Ctx) -> None:
             report.stopped_because = "cancelled"
             return
         ns = queue.pop(0)
-        if ns.tool in NOT_STEPS or (ns.tool, ns.preset) in done:
+        if ns.tool in NOT_STEPS or (ns.tool, ns.preset) in done or (ns.when and ns.when not in ctx.facts):
             continue
         done.add((ns.tool, ns.preset))
         before = report.pattern

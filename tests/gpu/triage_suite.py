@@ -160,6 +160,8 @@ def classify_table(capture: Path) -> str:
 def offline(capture: Path) -> list[dict]:
     rows = []
     for ex in cuda_examples():
+        if (ex.expected.get("cuda") or {}).get("verified") is False:
+            continue  # written for the GPU suite, not captured yet: nothing to triage offline
         r = offline_case(capture, ex.name)
         rows.append(summary_row(ex.name, r, None, "" if r else "no baseline log in the capture"))
         given = [s for s in (r.steps if r else []) if s.ran and s.ran[0].startswith("given")]
