@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aoti_debug import proc, rerun, runs
+from aoti_debug.calls import CallsReport
 from aoti_debug.classify import Classification, classify_file
 from aoti_debug.contract import InputContract
 from aoti_debug.errors import AotiDebugError
@@ -62,6 +63,8 @@ class Ctx:
     run_s: float = COMPILE_GUESS_S  # a plain run of argv (with its compile)
     load_s: float | None = None  # a run of load_argv
     budget_hit: bool = False
+    calls: CallsReport | None = None  # the baseline's package loads and calls (the capture runner)
+    calls_run: str | None = None  # the run that captured them
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
@@ -119,7 +122,11 @@ def parity(ctx: Ctx, step: Step) -> Step:
         ctx.budget_hit = True
         return skip(step, f"budget: {ctx.left():.0f} s left")
     step.ran = [str(ctx.package)]
-    rep = check_parity(ctx.package, probe_runtime=ctx.req.probe_runtime)
+    captured = ctx.calls is not None and any(r.kind == "call" and r.inputs for r in ctx.calls.records)
+    rep = check_parity(ctx.package, probe_runtime=ctx.req.probe_runtime,
+                       inputs_run=ctx.calls_run if captured else None)
+    if captured:
+        step.found.append(f"inputs compared: {rep.inputs_source} (captured by the baseline)")
     model = rep.package.model()
     if model is not None:
         ctx.contract = model.contract
