@@ -174,6 +174,9 @@ def _register_parity(mcp: MCPServer, roots: list[Path], cached: dict | None) -> 
         python: Annotated[str | None, Field(
             description="The Python that will load it (must have torch); default: the server's interpreter")] = None,
         model: Annotated[str | None, Field(description="Model folder under data/aotinductor/ (default: model)")] = None,
+        inputs_run: Annotated[str | None, Field(
+            description="Or a run id of rerun_with_flags with the calls preset: the tensors of the call it died "
+                        "in (else its first call), as the capture runner recorded them")] = None,
     ) -> ParityReport:
         """Compare a .pt2 package (read statically) with the target Python and the actual inputs.
 
@@ -187,7 +190,7 @@ def _register_parity(mcp: MCPServer, roots: list[Path], cached: dict | None) -> 
             pkg = check_path(package_path, roots, what="package_path")
             inputs_file = check_path(inputs_path, roots, what="inputs_path") if inputs_path else None
             return await check_parity_async(pkg, inputs_file=inputs_file, inputs=inputs, load_device=load_device,
-                                            python=python, model=model)
+                                            python=python, model=model, inputs_run=inputs_run)
 
 
 def _register_kernels(mcp: MCPServer, roots: list[Path], cached: dict | None) -> None:

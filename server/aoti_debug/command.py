@@ -79,3 +79,10 @@ def check_command(argv: list[str], roots: list[Path], cwd: Path) -> list[str]:
     else:
         check_path(program, roots, what="program")
     return [str(program), *argv[1:]]
+
+
+def python_script_index(argv: list[str]) -> int | None:
+    """Where the script sits in a checked `python [switches] script args` argv; None for another program."""
+    if not argv or not is_python(Path(argv[0])):
+        return None
+    return _script_index(argv)

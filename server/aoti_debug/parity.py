@@ -104,16 +104,32 @@ class _Prepared(BaseModel):
     inputs_source: str | None = None
 
 
+def captured_inputs(run_id: str) -> tuple[list[ActualInput], str]:
+    """The tensors of a rerun's captured call (the one it died in, else its first) and where they came from."""
+    from aoti_debug import calls, runs
+
+    report = calls.read(runs.run_path(run_id) / calls.CALLS_DIR)
+    chosen = report.died_in if report.died_in and report.died_in.kind == "call" else next(
+        (r for r in report.records if r.kind == "call"), None)
+    found = report.inputs_of(chosen) if chosen else None
+    if not found:
+        raise BadInput(f"run {run_id} captured no package call with tensors: rerun the repro with the calls preset")
+    return found, f"run {run_id} call {chosen.index}"
+
+
 def _prepare(package: str | Path, inputs_file: str | Path | None, inputs: list[ActualInput] | None,
-             model: str | None, python: str | None) -> _Prepared:
-    if inputs_file is not None and inputs is not None:
-        raise BadInput("pass the inputs as a file or as JSON, not both")
+             model: str | None, python: str | None, inputs_run: str | None = None) -> _Prepared:
+    if sum(x is not None for x in (inputs_file, inputs, inputs_run)) > 1:
+        raise BadInput("pass the inputs as a file, as JSON or as a run's captured call, not two of them")
+    source = "json" if inputs is not None else None
+    if inputs_run is not None:
+        inputs, source = captured_inputs(inputs_run)
     facts = inspect_package(package)
     chosen = facts.model(model)
     if chosen is None:
         raise BadInput(f"no model {model!r} in {package}; models: {', '.join(m.name for m in facts.models)}")
     prepared = _Prepared(facts=facts, model=chosen, python=probe.check_python(python), inputs=inputs,
-                         inputs_source="json" if inputs is not None else None)
+                         inputs_source=source)
     if inputs_file is not None:
         p = Path(inputs_file).expanduser()
         if not p.is_file():
@@ -136,17 +152,19 @@ def _finish(p: _Prepared, runtime: ProbeOutcome | None, probed: ProbeOutcome | N
 
 def check_parity(package: str | Path, *, inputs_file: str | Path | None = None,
                  inputs: list[ActualInput] | None = None, load_device: str | None = None,
-                 python: str | None = None, model: str | None = None, probe_runtime: bool = True) -> ParityReport:
+                 python: str | None = None, model: str | None = None, probe_runtime: bool = True,
+                 inputs_run: str | None = None) -> ParityReport:
     """Check a .pt2 against the target Python (probed in a subprocess) and, if given, the actual inputs."""
-    p = _prepare(package, inputs_file, inputs, model, python)
+    p = _prepare(package, inputs_file, inputs, model, python, inputs_run)
     runtime, probed = probe.run_probes(p.python, p.probe_file) if (probe_runtime or p.probe_file) else (None, None)
     return _finish(p, runtime if probe_runtime else None, probed, load_device)
 
 
 async def check_parity_async(package: str | Path, *, inputs_file: str | Path | None = None,
                              inputs: list[ActualInput] | None = None, load_device: str | None = None,
-                             python: str | None = None, model: str | None = None) -> ParityReport:
+                             python: str | None = None, model: str | None = None,
+                             inputs_run: str | None = None) -> ParityReport:
     """check_parity for the MCP server: the probe runs off the event loop and dies with a cancelled call."""
-    p = _prepare(package, inputs_file, inputs, model, python)
+    p = _prepare(package, inputs_file, inputs, model, python, inputs_run)
     runtime, probed = await probe.run_probes_async(p.python, p.probe_file)
     return _finish(p, runtime, probed, load_device)

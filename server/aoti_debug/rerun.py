@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from aoti_debug import command, flags, proc, runs
+from aoti_debug import calls, command, flags, proc, runs
 from aoti_debug.artifacts import check_compile, collect_artifacts
 from aoti_debug.classify import Classification, classify_file, classify_text
 from aoti_debug.compare import compare
@@ -167,6 +167,21 @@ def _forensic_run(p: Plan, kind: str, cancel: threading.Event | None, note: proc
     return Forensics(faulthandler=fault, memcheck=_memcheck(fdir / "memcheck.log"), log_path=pr.combined_log)
 
 
+def _with_calls(p: Plan) -> tuple[list[str], str | None]:
+    """The command with the capture runner in front of its script, or unchanged with the reason."""
+    index = command.python_script_index(p.argv)
+    if index is None:
+        return p.argv, "calls preset: the command is not `python script.py ...`, so its calls were not captured"
+    return calls.wrap_argv(p.argv, index, p.run_dir / calls.CALLS_DIR), None
+
+
+def _calls_report(p: Plan, stopped_by_us: bool) -> calls.CallsReport:
+    report = calls.read(p.run_dir / calls.CALLS_DIR)
+    if stopped_by_us and report.died_summary:  # we ended it: it did not die there on its own
+        report.died_summary = report.died_summary.replace("the process died", "the run was stopped", 1)
+    return report
+
+
 def _memcheck(report: Path) -> Memcheck:
     m = parse_memcheck(runs.tail(report, LOG_CAP))
     m.report_path = str(report) if report.is_file() else None
@@ -184,12 +199,15 @@ def execute(p: Plan, *, cancel: threading.Event | None = None, note: proc.Note |
         return base
     presets, env, argv = set(p.req.presets), flags.env_overrides(p.uses), p.argv
     notes: list[str] = []
+    if "calls" in presets:
+        argv, why_not = _with_calls(p)
+        notes += [why_not] if why_not else []
     dbg = find_debugger() if "backtrace" in presets else None
     san = find_sanitizer() if "memcheck" in presets else None
     if dbg:
-        argv, env = debugger_argv(dbg), {**env, **exec_env(p.argv)}
+        argv, env = debugger_argv(dbg), {**env, **exec_env(argv)}
     elif san:
-        argv = memcheck_argv(san, p.run_dir / "memcheck.log") + p.argv
+        argv = memcheck_argv(san, p.run_dir / "memcheck.log") + argv
     for name, found in (("backtrace", dbg), ("memcheck", san)):
         if name in presets and not found:
             notes.append(f"{name} preset: {'gdb or cuda-gdb' if name == 'backtrace' else 'compute-sanitizer'} is "
@@ -224,6 +242,8 @@ def execute(p: Plan, *, cancel: threading.Event | None = None, note: proc.Note |
         r.forensics = extra.model_copy(update={"faulthandler": extra.faulthandler or fault})
     elif p.req.forensics and not stopped and not san and pattern == "cuda_illegal_memory_access" and find_sanitizer():
         r.forensics = _forensic_run(p, "memcheck", cancel, note, t0)
+    if "calls" in presets:
+        r.calls = _calls_report(p, ours)
     r.status = _status(r, pr.spawn_error)
     if base:
         r.baseline = compare(base, r)

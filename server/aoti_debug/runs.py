@@ -91,7 +91,7 @@ def tail(path: Path, nbytes: int) -> str:
 # A run's files a client may read (aoti-run://{run_id}/{name}); at most the last RUN_FILE_BYTES of each.
 RUN_FILES = {"log": ["combined.log"], "stdout": ["stdout.log"], "stderr": ["stderr.log"], "result": ["result.json"],
              "baseline": ["baseline/combined.log"], "forensics": ["forensics/combined.log"],
-             "memcheck": ["memcheck.log", "forensics/memcheck.log"]}
+             "memcheck": ["memcheck.log", "forensics/memcheck.log"], "calls": ["calls/calls.jsonl"]}
 RUN_FILE_BYTES = 1 << 20
 
 

@@ -147,11 +147,12 @@ def _start(ctx: Ctx, p: TriagePlan) -> None:
         step.cost_s = round(time.monotonic() - t, 2)
         report.steps.append(step)
         return
-    step = Step(index=1, tool="rerun_with_flags", why="Baseline: the command as given, with faulthandler and a "
-                "fresh inductor cache, output captured unbuffered.", status="done")
+    step = Step(index=1, tool="rerun_with_flags", why="Baseline: the command as given, with faulthandler, a "
+                "fresh inductor cache and its package loads and calls captured, output captured unbuffered.",
+                status="done")
     t = time.monotonic()
     r = run(ctx, RerunRequest(argv=req.argv or [], cwd=req.cwd, fresh_cache=True, forensics=False,
-                              timeout_s=max(1.0, min(req.timeout_s, ctx.left()))), step)
+                              presets=["calls"], timeout_s=max(1.0, min(req.timeout_s, ctx.left()))), step)
     step.cost_s = round(time.monotonic() - t, 1)
     step.pattern = None
     ctx.run_s = max(r.duration_s, 1.0)
@@ -161,6 +162,10 @@ def _start(ctx: Ctx, p: TriagePlan) -> None:
     ctx.cache_dir = Path(r.compile.cache_dir) if r.compile and r.compile.cache_dir else None
     text = runs.tail(ctx.log_path, TAIL) if ctx.log_path else ""
     ctx.package = ctx.package or find_package(text, p.cwd, p.roots)
+    ctx.calls, ctx.calls_run = r.calls, r.run_id
+    if r.calls and r.calls.captured:
+        step.found.append(f"{r.calls.loads} package load(s), {r.calls.calls} call(s) captured")
+        step.found += [s for s in (r.calls.died_summary,) if s] + r.calls.nonfinite_outputs[:3]
     if r.status == "ok":
         step.found.append("the baseline run passed (exit 0): following the steps for a silent failure")
     report.steps.append(step)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aoti_debug import culprits, proc, rerun, runs
+from aoti_debug.calls import CallsReport
 from aoti_debug.classify import Classification, classify_file
 from aoti_debug.contract import InputContract
 from aoti_debug.errors import AotiDebugError
@@ -74,6 +75,8 @@ class Ctx:
     budget_hit: bool = False
     facts: dict[str, str] = field(default_factory=dict)  # what steps established, by name (triage.yaml contradicted_by)
     kernel: str | None = None  # a generated kernel a native backtrace crashed in
+    calls: CallsReport | None = None  # the baseline's package loads and calls (the capture runner)
+    calls_run: str | None = None  # the run that captured them
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
