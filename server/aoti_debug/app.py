@@ -275,6 +275,8 @@ def _register_triage(mcp: MCPServer, roots: list[Path], cached: dict | None) -> 
         timeout_s: Annotated[float, Field(gt=0, le=MAX_BUDGET_S, description="Per run")] = DEFAULT_RUN_TIMEOUT_S,
         probe_runtime: Annotated[bool, Field(description="Compare the package with this machine's torch; false "
                                              "when the log came from another machine")] = True,
+        capture_calls: Annotated[bool, Field(description="Record the baseline's package loads and calls with "
+                                             "their tensors (python scripts); false runs it exactly as given")] = True,
         wait: Annotated[bool, Field(description="false: return the run id at once and poll get_run (a triage that "
                                     "compiles takes minutes; clients time out after 60 s)")] = True,
     ) -> TriageReport:
@@ -293,7 +295,8 @@ def _register_triage(mcp: MCPServer, roots: list[Path], cached: dict | None) -> 
             try:
                 req = TriageRequest(argv=argv, log_path=log_path, package_path=package_path, exit_status=exit_status,
                                     load_argv=load_argv, evidence_logs=evidence_logs or {}, cwd=cwd,
-                                    budget_s=budget_s, timeout_s=timeout_s, probe_runtime=probe_runtime)
+                                    budget_s=budget_s, timeout_s=timeout_s, probe_runtime=probe_runtime,
+                                    capture_calls=capture_calls)
             except ValidationError as exc:
                 raise BadInput(str(exc)) from exc
             if not wait:

@@ -152,7 +152,8 @@ def _start(ctx: Ctx, p: TriagePlan) -> None:
                 status="done")
     t = time.monotonic()
     r = run(ctx, RerunRequest(argv=req.argv or [], cwd=req.cwd, fresh_cache=True, forensics=False,
-                              presets=["calls"], timeout_s=max(1.0, min(req.timeout_s, ctx.left()))), step)
+                              presets=["calls"] if req.capture_calls else [],
+                              timeout_s=max(1.0, min(req.timeout_s, ctx.left()))), step)
     step.cost_s = round(time.monotonic() - t, 1)
     step.pattern = None
     ctx.run_s = max(r.duration_s, 1.0)

@@ -39,6 +39,9 @@ class TriageRequest(BaseModel):
     timeout_s: float = Field(DEFAULT_RUN_TIMEOUT_S, gt=0, le=MAX_BUDGET_S, description="Limit per run")
     probe_runtime: bool = Field(True, description="Compare the package with this machine's torch (check_parity); "
                                 "false when the log came from another machine")
+    capture_calls: bool = Field(True, description="Run a `python script.py` baseline under the capture runner "
+                                "(each package load and call with its tensors: the call a crash died in, the "
+                                "inputs check_parity compares); false runs it exactly as given")
 
 
 class Step(BaseModel):

@@ -11,7 +11,7 @@ from aoti_debug.pt2zip import open_pt2
 from aoti_debug.triage_causes import from_parity
 from aoti_debug.triage_model import Step
 from aoti_debug.triage_rules import rules
-from aoti_debug.triage_steps import PARITY_S, TAIL, Ctx, skip
+from aoti_debug.triage_steps import PARITY_S, TAIL, Ctx, reroute, skip
 
 # Parity kinds that say the package's device and the load side differ.
 DEVICE_KINDS = {"load_device", "no_cuda_build", "no_gpu", "compute_capability", "device_type"}
@@ -94,7 +94,11 @@ def parity(ctx: Ctx, step: Step) -> Step:
     for m in rep.mismatches[:4]:
         step.evidence.append(f"{m.severity}: {m.message}")
         if m.severity == "error" and m.kind in explains and not step.named_root_cause:
-            cause = from_parity(m, pattern, step.index)
+            # an input mismatch the captured call shows is the input's failure class, whatever surfaced first
+            owner = rules().parity_cause_pattern.get(m.kind) if m.input_index is not None else None
+            cause = from_parity(m, owner or pattern, step.index)
+            if cause.named and owner:
+                reroute(ctx, step, owner)
             ctx.consider(cause)
             step.named_root_cause = cause.named
         elif m.kind in suggests and ctx.root is None:

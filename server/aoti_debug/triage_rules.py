@@ -33,6 +33,7 @@ class TriageRules(BaseModel):
     check_kinds: dict[str, str]
     parity_explains: dict[str, list[str]]
     parity_suggests: dict[str, list[str]]
+    parity_cause_pattern: dict[str, str]
     points_to_pattern: dict[str, str]
     compile_flags_needed: dict[str, list[str]]
     example_root_causes: dict[str, list[str]]

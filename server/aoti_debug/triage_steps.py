@@ -201,6 +201,14 @@ def _memcheck_cause(ctx: Ctx, step: Step, m) -> None:
     step.named_root_cause = step.named_root_cause or cause.named
 
 
+def reroute(ctx: Ctx, step: Step, pattern: str) -> None:
+    """A named cause of another failure class moves the diagnosis to that class's pattern."""
+    if pattern != ctx.report.pattern:
+        ctx.report.pattern = pattern
+        ctx.report.title = load_guides()[pattern].title
+        step.found.append(f"the diagnosis is now {pattern}")
+
+
 def _backtrace_cause(ctx: Ctx, step: Step, bt, fault: Faulthandler | None) -> None:
     if bt.kernel:
         top = next((f for f in bt.frames if bt.kernel in (f.function or "")), None)
@@ -220,10 +228,8 @@ def _backtrace_cause(ctx: Ctx, step: Step, bt, fault: Faulthandler | None) -> No
         r.evidence += [e for e in cause.evidence[:2] if e not in r.evidence]
         r.named, r.pattern, r.step = True, "device_mismatch_load", step.index
         cause = r
-    if cause.named and cause.pattern != ctx.report.pattern:
-        ctx.report.pattern = cause.pattern
-        ctx.report.title = load_guides()[cause.pattern].title
-        step.found.append(f"the diagnosis is now {cause.pattern}")
+    if cause.named:
+        reroute(ctx, step, cause.pattern)
     ctx.consider(cause)
     step.named_root_cause = cause.named
 
