@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -117,17 +116,22 @@ def _finish(result: proc.ProcResult, out: Path, what: str) -> ProbeOutcome:
     return ProbeOutcome(error=f"{what} in {result.argv[0]} failed ({why}){': ' + tail[0] if tail else ''}")
 
 
-def check_python(python: str | None) -> str:
-    """The target interpreter: given path or name, else this one; BadInput if it is not a Python or not found."""
+def check_python(python: str | None, roots: list[Path] | None = None) -> str:
+    """The target interpreter: given path or name, else this one; BadInput if it is not a Python interpreter.
+
+    roots (the MCP server's): it must also lie in the roots or a folder the server's user trusts (programs.py);
+    None (the CLI, whose user names their own interpreter): any Python interpreter.
+    """
+    from aoti_debug import programs
+
     if not python:
         return sys.executable
-    # The probe runs it with our arguments: refuse any other program a client might name (rm, sh ...).
-    if not PYTHON_NAME_RX.fullmatch(Path(python).name):
+    if roots is not None:
+        return programs.check_python(python, roots)
+    path, on_path = programs.locate(python)
+    if not programs.is_python(path, on_path):
         raise BadInput(f"target Python {python!r} must be a Python interpreter (python, python3, python3.12 ...)")
-    found = shutil.which(python) if "/" not in python else (python if Path(python).is_file() else None)
-    if not found:
-        raise BadInput(f"target Python {python!r} not found")
-    return found
+    return str(path)
 
 
 def runtime_facts(outcome: ProbeOutcome) -> tuple[RuntimeFacts | None, str | None]:
