@@ -109,7 +109,7 @@ def check_command(argv: list[str], roots: list[Path], cwd: Path) -> list[str]:
         i = _script_index(argv, roots, cwd)
         script = check_path(argv[i], roots, what="script", base=cwd)
         if not script.is_file():
-            raise BadInput(f"script {argv[i]!r} is not a file")
+            raise BadInput(f"script {argv[i]!r} " + ("is not a file" if script.exists() else "does not exist"))
     else:
         check_path(program, roots, what="program")
     return [str(program), *argv[1:]]

@@ -41,11 +41,21 @@ def load() -> tuple[CleanData, re.Pattern[str], list[tuple[str, re.Pattern[str]]
     return data, prefix, [(r.name, re.compile(r.regex)) for r in data.ignore]
 
 
-def file_chunks(path: str | Path, chunk: int = 1 << 20) -> Iterator[bytes]:
-    """A file's bytes in chunks of at most `chunk` bytes (memory stays bounded for any log size)."""
-    with open(path, "rb") as f:
-        while data := f.read(chunk):
-            yield data
+def file_chunks(path: str | Path, chunk: int = 1 << 20, within: list[Path] | None = None) -> Iterator[bytes]:
+    """A file's bytes in chunks of at most `chunk` bytes (memory stays bounded for any log size).
+
+    Opened at once (not on the first next()): a FIFO or other non-regular file is refused without blocking, and
+    within (the server's roots) is checked on the opened descriptor."""
+    from aoti_debug.roots import open_regular
+
+    f = open_regular(Path(path), within, what="log")
+
+    def chunks() -> Iterator[bytes]:
+        with f:
+            while data := f.read(chunk):
+                yield data
+
+    return chunks()
 
 
 def normalize_chunk(chunk: bytes) -> bytes:

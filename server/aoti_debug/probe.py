@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from aoti_debug import proc
 
 PROBES = Path(__file__).resolve().parent / "probes"
+# A model call's inputs described as JSON; more is not a call (and would cost seconds to compare and report).
+MAX_INPUTS = 2048
 PYTHON_NAME_RX = re.compile(r"python(\d+(\.\d+)?)?[tdm]?")
 # Importing torch takes 2-20 s (cold disk); CUDA init on a broken driver can hang: stop it then.
 RUNTIME_TIMEOUT_S = 120.0
@@ -169,6 +171,9 @@ def parse_inputs_json(text: str) -> list[ActualInput]:
         raise BadInput(f"inputs JSON does not parse: {exc}") from exc
     if not isinstance(raw, list) or not all(isinstance(x, dict) for x in raw):
         raise BadInput('inputs JSON must be a list of objects like {"dtype": "float32", "shape": [4, 8]}')
+    if len(raw) > MAX_INPUTS:
+        raise BadInput(f"inputs JSON lists {len(raw)} inputs; at most {MAX_INPUTS} (a model call's inputs, not its "
+                       "weights)")
     try:
         return [ActualInput.model_validate(x) for x in raw]
     except ValidationError as exc:
