@@ -11,6 +11,7 @@ from aoti_debug.classify import Classification
 from aoti_debug.contract import InputContract
 from aoti_debug.forensics import Backtrace, Faulthandler
 from aoti_debug.guides import load_guides
+from aoti_debug.intparse import to_int
 from aoti_debug.memcheck import Memcheck
 from aoti_debug.oob_model import OobExplanation
 from aoti_debug.parity_rules import Mismatch, make
@@ -66,7 +67,7 @@ def from_classification(c: Classification, step: int, contract: InputContract | 
     """A classification that states its cause (rules().naming_fields)."""
     f = c.fields
     ev = [e.text for e in c.evidence[:3]]
-    idx = int(f["input_index"]) if f.get("input_index", "").isdigit() else None
+    idx = to_int(f["input_index"]) if f.get("input_index", "").isdigit() else None
     name = _name(contract, idx)
     if c.pattern == "input_shape_mismatch":
         kind = rules().check_kinds.get(f.get("check", ""), "input_count" if "check" not in f else "static_dim")
@@ -82,7 +83,7 @@ def from_classification(c: Classification, step: int, contract: InputContract | 
         fixes = [TOOLCHAIN_FIX] if kind == "toolchain" else []
         return RootCause(named=True, kind=kind, summary=summary, pattern=c.pattern, evidence=ev,
                          fixes=fixes + [x for x in [guide_fix(c.pattern)] if x], step=step)
-    dim = int(f["dim"]) if f.get("dim", "").isdigit() else None
+    dim = to_int(f["dim"]) if f.get("dim", "").isdigit() else None
     values = {"index": idx, "name": f" ({name})" if name else "", "dim": dim, "expected": expected, "got": got}
     filled = {k: ("?" if v is None else v) for k, v in values.items()}
     sentence = INPUT_SENTENCES.get(kind, "input {index}").format_map(filled)
