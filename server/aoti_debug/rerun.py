@@ -55,8 +55,11 @@ class Plan:
     roots: list[Path]
 
 
-def plan(req: RerunRequest, roots: list[Path]) -> Plan:
-    """Validate everything and create the run directory; BadInput before anything runs."""
+def plan(req: RerunRequest, roots: list[Path], *, hold: bool = False) -> Plan:
+    """Validate everything and create the run directory; BadInput before anything runs.
+
+    hold: take a run slot first (runs.reserve; every top-level run does, waited or not); a refused run creates no
+    directory. The steps of a triage or dump_kernel_inputs run inside their caller's slot."""
     cwd = command.check_cwd(req.cwd, roots)
     argv = command.check_command(req.argv, roots, cwd)
     if {"backtrace", "memcheck"} <= set(req.presets):
@@ -64,10 +67,27 @@ def plan(req: RerunRequest, roots: list[Path]) -> Plan:
     run_id = runs.new_run_id()
     run_dir = runs.run_path(run_id)
     uses = flags.resolve(req.presets, req.flags, roots=roots, cwd=cwd, run_dir=run_dir, fresh_cache=req.fresh_cache)
-    runs.create(run_id)
-    runs.save(run_id, req.model_dump_json(indent=2), "request.json")
+    entry = runs.reserve(run_id) if hold else None
+    try:
+        runs.create(run_id)
+        runs.save(run_id, req.model_dump_json(indent=2), "request.json")
+    except BaseException:
+        if hold:
+            runs.release(run_id)
+        raise
     log.info("run %s: argv=%s cwd=%s flags=%s", run_id, argv, cwd, {u.name: u.value for u in uses})
-    return Plan(req, run_id, run_dir, cwd, argv, uses, roots)
+    p = Plan(req, run_id, run_dir, cwd, argv, uses, roots)
+    if entry is not None:
+        entry.payload = p  # get_run answers for a waited run too
+    return p
+
+
+def execute_held(p: Plan, *, cancel: threading.Event | None = None, note: proc.Note | None = None) -> RunResult:
+    """execute() a plan made with hold=True, giving its slot back at the end."""
+    try:
+        return execute(p, cancel=cancel, note=note)
+    finally:
+        runs.release(p.run_id)
 
 
 def _spec(p: Plan, argv: list[str], env: dict[str, str | None], log_dir: Path) -> proc.ProcSpec:
@@ -268,7 +288,7 @@ def _next_step(r: RunResult) -> str:
 def rerun(req: RerunRequest, roots: list[Path], *, cancel: threading.Event | None = None,
           note: proc.Note | None = None) -> RunResult:
     """Validate and run to the end (or the time limit, or cancellation)."""
-    return execute(plan(req, roots), cancel=cancel, note=note)
+    return execute_held(plan(req, roots, hold=True), cancel=cancel, note=note)
 
 
 def _running(p: Plan, entry: runs.Active) -> RunResult:
@@ -287,7 +307,7 @@ def _running(p: Plan, entry: runs.Active) -> RunResult:
 
 def start(req: RerunRequest, roots: list[Path]) -> RunResult:
     """Validate, start in the background, and return at once with the run id to poll."""
-    p = plan(req, roots)
+    p = plan(req, roots, hold=True)
 
     def work(cancel: threading.Event, note: proc.Note) -> None:
         try:
