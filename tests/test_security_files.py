@@ -86,11 +86,15 @@ def test_a_hostile_elf_in_a_compressed_member_is_scanned_in_bounded_time_and_byt
 
 
 async def test_the_server_keeps_answering_while_a_hostile_package_is_inspected(root) -> None:
+    """Three hostile inspections at once (python=/bin/sh is refused only after the package was read), plus
+    inputs JSON validation; classify_error calls keep being answered meanwhile. Before the fix the reads ran on
+    the event loop: the three calls reported in the issue got no answer in 20 s."""
     pkg = hostile_package(root / "hostile.pt2")
     entry = '{"dtype": "float32", "shape": [4, 8]}'
-    (root / "inputs.json").write_text("[" + ",".join([entry] * 500) + "]")
     (root / "many.json").write_text("[" + ",".join([entry] * 20000) + "]")
     gaps: list[float] = []
+    inspecting = [0]
+    answered_meanwhile: list[float] = []
 
     async def ticker(stop: anyio.Event) -> None:
         last = time.monotonic()
@@ -104,20 +108,31 @@ async def test_the_server_keeps_answering_while_a_hostile_package_is_inspected(r
         # The tools import their engines on their first call (a one-time cost, on the loop): warm them up.
         await client.call_tool("check_parity", {"package_path": str(root / "absent.pt2")})
         await client.call_tool("classify_error", {"log_text": "warm up\n"})
+
+        async def inspect(args: dict) -> None:
+            inspecting[0] += 1
+            try:
+                r = await client.call_tool("check_parity", {"package_path": str(pkg), **args})
+                assert r.is_error and ("Python" in r.content[0].text or "at most" in r.content[0].text)
+            finally:
+                inspecting[0] -= 1
+
         stop = anyio.Event()
         async with anyio.create_task_group() as tg:
             tg.start_soon(ticker, stop)
-            for _ in range(2):
-                r = await client.call_tool("check_parity", {"package_path": str(pkg),
-                                                            "inputs_path": str(root / "inputs.json")})
-                assert r.is_error or r.structured_content
-            answered = await client.call_tool("classify_error", {"log_text": "Segmentation fault (core dumped)\n"})
-            many = await client.call_tool("check_parity", {"package_path": str(pkg),
-                                                           "inputs_path": str(root / "many.json")})
+            for args in ({"python": "/bin/sh"}, {"python": "/bin/sh"}, {"inputs_path": str(root / "many.json")}):
+                tg.start_soon(inspect, args)
+            await anyio.sleep(0.05)
+            while inspecting[0]:
+                t = time.monotonic()
+                r = await client.call_tool("classify_error", {"log_text": "Segmentation fault (core dumped)\n"})
+                assert not r.is_error
+                if inspecting[0]:
+                    answered_meanwhile.append(time.monotonic() - t)
             stop.set()
-    assert not answered.is_error
-    assert many.is_error and "at most" in many.content[0].text
-    assert max(gaps) < 1.0, f"the event loop stalled {max(gaps):.2f} s"
+    assert answered_meanwhile, "no call was answered while the packages were inspected"
+    # CPU-starved CI machines stall a loop for a second now and then; a read on the loop stalled it for minutes.
+    assert max(gaps) < 5.0, f"the event loop stalled {max(gaps):.2f} s"
 
 
 def test_many_large_compressible_sources_cost_bounded_memory(root) -> None:

@@ -11,6 +11,8 @@ from aoti_debug.errors import BadInput
 
 ENV_ROOTS = "AOTI_DEBUG_ROOTS"
 ENV_HOME = "AOTI_DEBUG_HOME"
+# Longer names fail every system call with ENAMETOOLONG: refused up front, as bad input.
+NAME_MAX, PATH_MAX = 255, 4096
 
 
 def state_dir() -> Path:
@@ -43,6 +45,8 @@ def check_path(path: str | Path, roots: list[Path], *, what: str = "path", base:
     """Resolve path (symlinks too) and require it inside a root or the runs folder; BadInput otherwise."""
     if isinstance(path, str) and "\x00" in path:
         raise BadInput(f"{what} contains a NUL byte")
+    if len(str(path)) > PATH_MAX or any(len(part) > NAME_MAX for part in str(path).split("/")):
+        raise BadInput(f"{what} is longer than the system allows ({NAME_MAX} bytes a name, {PATH_MAX} in all)")
     p = Path(path).expanduser()
     if not p.is_absolute():
         p = (base or roots[0]) / p
