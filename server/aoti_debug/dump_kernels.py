@@ -66,9 +66,11 @@ def _stop(res: DumpResult, r: RunResult, log: PrinterLog, level: int) -> bool:
 
 
 def dump_kernel_inputs(req: DumpRequest, roots: list[Path], *, cancel: threading.Event | None = None,
-                       note: proc.Note | None = None) -> DumpResult:
+                       note: proc.Note | None = None, hold: bool = True) -> DumpResult:
     """Both passes, parsed; suspects named; an index assert explained from the rebuilt sources (in one run slot,
-    taken before any pass creates its directory)."""
+    taken before any pass creates its directory; hold=False: inside a caller's slot, as a triage step)."""
+    if not hold:
+        return _dump(req, roots, cancel, note)
     with runs.slot(f"dump-{secrets.token_hex(3)}"):
         return _dump(req, roots, cancel, note)
 
