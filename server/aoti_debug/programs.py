@@ -55,6 +55,8 @@ def locate(name: str, cwd: Path | None = None) -> tuple[Path, bool]:
     if not found or (on_path and not os.path.isabs(found)):
         raise BadInput(f"program {name!r} not found on PATH")
     path = Path(os.path.abspath(found))
+    if not path.exists():
+        raise BadInput(f"program {name!r} not found")
     if not path.is_file() or not os.access(path, os.X_OK):
         raise BadInput(f"program {name!r} is not an executable file")
     return path, on_path
