@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
+from typing import BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -48,14 +49,27 @@ def file_chunks(path: str | Path, chunk: int = 1 << 20, within: list[Path] | Non
     within (the server's roots) is checked on the opened descriptor."""
     from aoti_debug.roots import open_regular
 
-    f = open_regular(Path(path), within, what="log")
+    return _Chunks(open_regular(Path(path), within, what="log"), chunk)
 
-    def chunks() -> Iterator[bytes]:
-        with f:
-            while data := f.read(chunk):
-                yield data
 
-    return chunks()
+class _Chunks:
+    """Reads a file chunk by chunk; closes it at the end, or when dropped unread (a caller refused the call)."""
+
+    def __init__(self, f: BinaryIO, chunk: int):
+        self._f, self._chunk = f, chunk
+
+    def __iter__(self) -> _Chunks:
+        return self
+
+    def __next__(self) -> bytes:
+        data = self._f.read(self._chunk)
+        if not data:
+            self._f.close()
+            raise StopIteration
+        return data
+
+    def __del__(self) -> None:
+        self._f.close()
 
 
 def normalize_chunk(chunk: bytes) -> bytes:

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 PROBES = Path(__file__).resolve().parent / "probes"
 # A model call's inputs described as JSON; more is not a call (and would cost seconds to compare and report).
 MAX_INPUTS = 2048
-PYTHON_NAME_RX = re.compile(r"python(\d+(\.\d+)?)?[tdm]?")
 # Importing torch takes 2-20 s (cold disk); CUDA init on a broken driver can hang: stop it then.
 RUNTIME_TIMEOUT_S = 120.0
 # torch.load of a large inputs file (mmap-free) plus the import.
@@ -131,7 +130,8 @@ def check_python(python: str | None, roots: list[Path] | None = None) -> str:
     if roots is not None:
         return programs.check_python(python, roots)
     path, on_path = programs.locate(python)
-    if not programs.is_python(path, on_path):
+    # The CLI's user names their own interpreter: a python* wrapper script is theirs to run.
+    if not (programs.is_python(path, on_path) or programs.PYTHON_NAME.fullmatch(path.name)):
         raise BadInput(f"target Python {python!r} must be a Python interpreter (python, python3, python3.12 ...)")
     return str(path)
 

@@ -150,7 +150,8 @@ class Tree:
         if found:
             pids = self.freeze(pids)
         _signal_all(self.leader, pids, signal.SIGKILL)
-        _reap(found | pids)
+        # Adopted orphans that ended by themselves are zombies (not in found): collect them too.
+        _reap(found | pids | (self.find() if _adopting[0] else set()))
         return len(found)
 
 
