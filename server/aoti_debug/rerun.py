@@ -326,7 +326,7 @@ def start(req: RerunRequest, roots: list[Path]) -> RunResult:
 def get_run(run_id: str) -> RunResult:
     """A running run's progress and tails so far, or a finished run's result (also after a server restart)."""
     entry = runs.active(run_id)
-    if entry is not None:  # a triage run answers for itself (its payload has a snapshot)
+    if entry is not None and entry.payload is not None:  # a triage run answers for itself (its snapshot)
         snapshot = getattr(entry.payload, "snapshot", None)
         return snapshot(entry) if snapshot else _running(entry.payload, entry)
     text = runs.load(run_id)
