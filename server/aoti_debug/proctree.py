@@ -3,8 +3,9 @@
 A process can leave all three (double fork, setsid, exec with an empty environment). Two things keep it
 findable: every leader is started as a child subreaper (SHIM), so while it lives its orphaned descendants are
 re-parented to it and stay in its tree; and a server that calls adopt_orphans() becomes a subreaper itself, so
-what a dead leader leaves behind becomes the server's child, found by orphans(). Killing freezes the tree with
-SIGSTOP first (a stopped process cannot fork away) and scans until nothing new appears.
+what a dead leader leaves behind becomes the server's child, which Tree.find takes for an orphan of a run.
+Killing freezes the tree with SIGSTOP first (a stopped process cannot fork away) and scans until nothing new
+appears.
 """
 
 from __future__ import annotations
