@@ -56,8 +56,9 @@ class TestRefusals:
     def test_a_symlink_inside_the_roots_pointing_outside_is_refused(self, root) -> None:
         (root.parent / "outside.py").write_text("print('escaped')\n")
         (root / "link.py").symlink_to(root.parent / "outside.py")
-        with pytest.raises(BadInput, match="resolves to .*outside.py, outside the allowed roots"):
+        with pytest.raises(BadInput, match="outside the allowed roots") as exc:
             go(root, ["python", "link.py"])
+        assert "outside.py" not in str(exc.value)  # the error does not say where the link points
 
     def test_a_working_directory_outside_the_roots_is_refused(self, root) -> None:
         with pytest.raises(BadInput, match="cwd"):

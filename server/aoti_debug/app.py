@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
+import anyio
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -33,7 +34,7 @@ from aoti_debug.limits import (
 )
 from aoti_debug.paths import guides_dir, skill_file
 from aoti_debug.probe import ActualInput
-from aoti_debug.roots import check_path, configured_roots
+from aoti_debug.roots import check_path, configured_roots, confine
 from aoti_debug.startcache import cached_tool as _tool
 
 if TYPE_CHECKING:  # the return models: resolved by startcache from each tool's output= on its first call
@@ -78,11 +79,11 @@ def _log_chunks(roots: list[Path], log_text: str | None, log_path: str | None) -
     if log_path is None:
         return [(log_text or "").encode("utf-8", "replace")]
     path = check_path(log_path, roots, what="log_path")
-    if not path.is_file():
+    if not path.exists():
         raise BadInput(f"no such log file: {log_path}")
     from aoti_debug.logclean import file_chunks
 
-    return file_chunks(path)
+    return file_chunks(path, within=confine(roots))  # the opened file is checked: no FIFO, no swapped-in link
 
 
 def _register_classify(mcp: MCPServer, roots: list[Path], cached: dict | None) -> None:
@@ -131,14 +132,15 @@ def _register_rerun(mcp: MCPServer, roots: list[Path], cached: dict | None) -> N
                                    timeout_s=timeout_s, fresh_cache=fresh_cache, forensics=forensics)
             except ValidationError as exc:
                 raise BadInput(str(exc)) from exc
+            # Validation and run-directory pruning touch the disk: off the event loop, like the run itself.
             if not wait:
-                return rerun.start(req, roots)
-            plan = rerun.plan(req, roots)
+                return await anyio.to_thread.run_sync(rerun.start, req, roots)
+            plan = await anyio.to_thread.run_sync(lambda: rerun.plan(req, roots, hold=True))
 
             async def progress(elapsed: float, nbytes: int, step: str) -> None:
                 await ctx.report_progress(elapsed, None, f"{step}: {elapsed:.0f} s, {nbytes} bytes of output")
 
-            return await proc.in_thread(lambda cancel, note: rerun.execute(plan, cancel=cancel, note=note),
+            return await proc.in_thread(lambda cancel, note: rerun.execute_held(plan, cancel=cancel, note=note),
                                         on_progress=progress)
 
     @_tool(mcp, cached, "aoti_debug.runresult:RunResult", annotations=READ_ONLY, title="Poll a rerun or a triage")
@@ -190,7 +192,8 @@ def _register_parity(mcp: MCPServer, roots: list[Path], cached: dict | None) -> 
             pkg = check_path(package_path, roots, what="package_path")
             inputs_file = check_path(inputs_path, roots, what="inputs_path") if inputs_path else None
             return await check_parity_async(pkg, inputs_file=inputs_file, inputs=inputs, load_device=load_device,
-                                            python=python, model=model, inputs_run=inputs_run)
+                                            python=python, model=model, roots=roots,
+                                            inputs_run=inputs_run)
 
 
 def _register_kernels(mcp: MCPServer, roots: list[Path], cached: dict | None) -> None:
@@ -249,7 +252,7 @@ def _register_kernels(mcp: MCPServer, roots: list[Path], cached: dict | None) ->
         with tool_errors():
             chunks = _log_chunks(roots, log_text, log_path)
             pkg = check_path(package_path, roots, what="package_path")
-            return explain_index_oob_(pkg, chunks, kernel=kernel, model=model)
+            return explain_index_oob_(pkg, chunks, kernel=kernel, model=model, within=confine(roots))
 
 
 def _register_triage(mcp: MCPServer, roots: list[Path], cached: dict | None) -> None:
@@ -300,8 +303,8 @@ def _register_triage(mcp: MCPServer, roots: list[Path], cached: dict | None) -> 
             except ValidationError as exc:
                 raise BadInput(str(exc)) from exc
             if not wait:
-                return triage_.start(req, roots)
-            plan = triage_.plan(req, roots)
+                return await anyio.to_thread.run_sync(triage_.start, req, roots)
+            plan = await anyio.to_thread.run_sync(triage_.plan, req, roots)
             # Every message reaches the client, also for steps shorter than in_thread's polling interval.
             pending: list[str] = []
             sent = [0]
@@ -311,7 +314,7 @@ def _register_triage(mcp: MCPServer, roots: list[Path], cached: dict | None) -> 
                     note(elapsed, nbytes, message)
                     pending.append(message)  # list.append is atomic under the GIL
 
-                return triage_.execute(plan, cancel=cancel, note=tee)
+                return triage_.execute_held(plan, cancel=cancel, note=tee)
 
             async def flush(*_: object) -> None:
                 while pending:
@@ -374,24 +377,31 @@ def build_server(roots: list[Path] | None = None, cached: bool = True) -> MCPSer
     return mcp
 
 
-def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 3001, roots: list[Path] | None = None) -> None:
-    """Run the server; stdout carries only protocol on stdio, logs go to stderr."""
+def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 3001, roots: list[Path] | None = None,
+          *, token_file: str | None = None, allow_remote: bool = False, no_auth: bool = False) -> None:
+    """Run the server (stdout: protocol only); HTTP needs the bearer token and a loopback bind (httpauth.py)."""
+    from aoti_debug import httpauth, proctree
+
     logging.basicConfig(level=logging.WARNING, format="aoti-debug %(levelname)s %(message)s")
     logging.getLogger("aoti_debug.runs").setLevel(logging.INFO)  # every command the server runs is logged
+    proctree.adopt_orphans()  # what a run's dead leader leaves behind becomes ours to find and kill
+    token = httpauth.prepare(host, token_file, allow_remote, no_auth) if transport != "stdio" else None
     mcp = build_server(roots)
     if transport == "stdio":
         mcp.run("stdio")
         return
     import copy
 
-    import anyio
     import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
     from uvicorn.config import LOGGING_CONFIG
 
     # uvicorn's access log goes to stdout by default; this server keeps stdout for protocol only.
     log_config = copy.deepcopy(LOGGING_CONFIG)
     for handler in log_config["handlers"].values():
         handler["stream"] = "ext://sys.stderr"
-    config = uvicorn.Config(mcp.streamable_http_app(host=host), host=host, port=port, log_level="warning",
-                            log_config=log_config)
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=True, **httpauth.allowed(host))
+    app = mcp.streamable_http_app(host=host, transport_security=security)
+    asgi = app if token is None else httpauth.BearerAuth(app, token)
+    config = uvicorn.Config(asgi, host=host, port=port, log_level="warning", log_config=log_config)
     anyio.run(uvicorn.Server(config).serve)

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from aoti_debug import logclean
 from aoti_debug.errors import BadInput
 from aoti_debug.guides import NextStep, Rule, load_guides, rules
+from aoti_debug.intparse import to_int
 
 CHUNK = 1 << 20
 # A "line" longer than this (binary junk without newlines) is cut, so memory stays bounded.
@@ -188,7 +189,9 @@ def _signal_name(exit_status: int | str | None) -> str | None:
         return None
     if isinstance(exit_status, str):
         if exit_status.lstrip("-").isdigit():
-            exit_status = int(exit_status)
+            if (parsed := to_int(exit_status)) is None:
+                return None
+            exit_status = parsed
         else:
             return exit_status.upper() if exit_status.upper().startswith("SIG") else None
     num = -exit_status if exit_status < 0 else exit_status - 128 if 128 < exit_status < 160 else None
@@ -259,15 +262,16 @@ def classify_text(text: str | bytes, exit_status: int | str | None = None) -> Cl
     return classify_chunks((data[i:i + CHUNK] for i in range(0, len(data), CHUNK)), exit_status)
 
 
-def classify_file(path: str | Path, exit_status: int | str | None = None) -> Classification:
-    """Classify a log file, streamed."""
+def classify_file(path: str | Path, exit_status: int | str | None = None,
+                  within: list[Path] | None = None) -> Classification:
+    """Classify a log file, streamed; within: the folders it must lie in (checked on the opened file)."""
     p = Path(path).expanduser()
     if not p.exists():
         raise BadInput(f"no such log file: {p}")
     if not p.is_file():
         raise BadInput(f"not a regular file: {p}")
     try:
-        result = classify_chunks(logclean.file_chunks(p, CHUNK), exit_status)
+        result = classify_chunks(logclean.file_chunks(p, CHUNK, within), exit_status)
     except PermissionError as exc:
         raise BadInput(f"cannot read {p}: {exc.strerror}") from exc
     return result

@@ -7,11 +7,12 @@ survive a crash.
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 from pathlib import Path
 
-from aoti_debug import proc, rerun
+from aoti_debug import proc, rerun, runs
 from aoti_debug.dump_model import BLOCKING, FILTER, PRINTER, DumpRequest, DumpResult, PassSummary
 from aoti_debug.dump_report import report, sources_of
 from aoti_debug.dump_suspects import saved_tensors
@@ -65,8 +66,16 @@ def _stop(res: DumpResult, r: RunResult, log: PrinterLog, level: int) -> bool:
 
 
 def dump_kernel_inputs(req: DumpRequest, roots: list[Path], *, cancel: threading.Event | None = None,
-                       note: proc.Note | None = None) -> DumpResult:
-    """Both passes, parsed; suspects named; an index assert explained from the rebuilt sources."""
+                       note: proc.Note | None = None, hold: bool = True) -> DumpResult:
+    """Both passes, parsed; suspects named; an index assert explained from the rebuilt sources (in one run slot,
+    taken before any pass creates its directory; hold=False: inside a caller's slot, as a triage step)."""
+    if not hold:
+        return _dump(req, roots, cancel, note)
+    with runs.slot(f"dump-{secrets.token_hex(3)}"):
+        return _dump(req, roots, cancel, note)
+
+
+def _dump(req: DumpRequest, roots: list[Path], cancel: threading.Event | None, note: proc.Note | None) -> DumpResult:
     t0 = time.monotonic()
     res = DumpResult(status="ok")
     r1 = log1 = None

@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from aoti_debug.intparse import to_int
 from aoti_debug.oob_model import OobExplanation
 from aoti_debug.printer_collect import Collector
 from aoti_debug.printer_log import INT_DTYPES, IndexAssert, Launch, PrinterLog, TensorRecord
@@ -86,7 +87,7 @@ def _nan(log: PrinterLog, order: dict[str, int]) -> list[Suspect]:
 def _index(a: IndexAssert, bound: int | None, args: list[tuple[str, TensorRecord]], log: PrinterLog,
            order: dict[str, int]) -> list[Suspect]:
     out = []
-    lower = int(a.lower) if a.lower and re.fullmatch(r"-?\d+L?", a.lower.strip()) else 0
+    lower = (to_int(a.lower.strip().rstrip("L")) or 0) if a.lower and re.fullmatch(r"-?\d+L?", a.lower.strip()) else 0
     for kernel, r in args:
         if r.dtype not in INT_DTYPES or r.numel == 0:
             continue

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from aoti_debug._exec import ENV as EXEC_ENV
+from aoti_debug.intparse import to_int
 
 # Native frames kept from the crashing thread; the cause is near the top.
 MAX_FRAMES = 30
@@ -122,7 +123,7 @@ def parse_faulthandler(text: str) -> Faulthandler | None:
             current = m.group(1) == "Current thread"
             report.other_threads += 0 if current else 1
         elif (m := _PYFRAME.match(line)) and current:
-            report.frames.append(PyFrame(file=m.group(1), line=int(m.group(2)), function=m.group(3)))
+            report.frames.append(PyFrame(file=m.group(1), line=to_int(m.group(2)) or 0, function=m.group(3)))
     return report
 
 
@@ -199,7 +200,8 @@ def parse_gdb(text: str, debugger: str = "gdb") -> Backtrace:
         elif section == "bt" and (m := _FRAME.match(line)) and len(bt.frames) < MAX_FRAMES:
             name, source, library = _split_frame(m.group(3))
             pc = m.group(2) or (bt.frames[-1].pc if bt.frames else None)  # an inlined frame shares its caller's pc
-            bt.frames.append(NativeFrame(index=int(m.group(1)), pc=pc, function=name, source=source, library=library))
+            bt.frames.append(NativeFrame(index=to_int(m.group(1)) or 0, pc=pc, function=name, source=source,
+                                         library=library))
         elif section == "libs" and (m := _LIB.match(line)):
             libs.append((int(m.group(1), 16), int(m.group(2), 16), m.group(3)))
     for f in bt.frames:

@@ -55,8 +55,11 @@ class Plan:
     roots: list[Path]
 
 
-def plan(req: RerunRequest, roots: list[Path]) -> Plan:
-    """Validate everything and create the run directory; BadInput before anything runs."""
+def plan(req: RerunRequest, roots: list[Path], *, hold: bool = False) -> Plan:
+    """Validate everything and create the run directory; BadInput before anything runs.
+
+    hold: take a run slot first (runs.reserve; every top-level run does, waited or not); a refused run creates no
+    directory. The steps of a triage or dump_kernel_inputs run inside their caller's slot."""
     cwd = command.check_cwd(req.cwd, roots)
     argv = command.check_command(req.argv, roots, cwd)
     if {"backtrace", "memcheck"} <= set(req.presets):
@@ -64,10 +67,27 @@ def plan(req: RerunRequest, roots: list[Path]) -> Plan:
     run_id = runs.new_run_id()
     run_dir = runs.run_path(run_id)
     uses = flags.resolve(req.presets, req.flags, roots=roots, cwd=cwd, run_dir=run_dir, fresh_cache=req.fresh_cache)
-    runs.create(run_id)
-    runs.save(run_id, req.model_dump_json(indent=2), "request.json")
+    entry = runs.reserve(run_id) if hold else None
+    try:
+        runs.create(run_id)
+        runs.save(run_id, req.model_dump_json(indent=2), "request.json")
+    except BaseException:
+        if hold:
+            runs.release(run_id)
+        raise
     log.info("run %s: argv=%s cwd=%s flags=%s", run_id, argv, cwd, {u.name: u.value for u in uses})
-    return Plan(req, run_id, run_dir, cwd, argv, uses, roots)
+    p = Plan(req, run_id, run_dir, cwd, argv, uses, roots)
+    if entry is not None:
+        entry.payload = p  # get_run answers for a waited run too
+    return p
+
+
+def execute_held(p: Plan, *, cancel: threading.Event | None = None, note: proc.Note | None = None) -> RunResult:
+    """execute() a plan made with hold=True, giving its slot back at the end."""
+    try:
+        return execute(p, cancel=cancel, note=note)
+    finally:
+        runs.release(p.run_id)
 
 
 def _spec(p: Plan, argv: list[str], env: dict[str, str | None], log_dir: Path) -> proc.ProcSpec:
@@ -169,7 +189,7 @@ def _forensic_run(p: Plan, kind: str, cancel: threading.Event | None, note: proc
 
 def _with_calls(p: Plan) -> tuple[list[str], str | None]:
     """The command with the capture runner in front of its script, or unchanged with the reason."""
-    index = command.python_script_index(p.argv)
+    index = command.python_script_index(p.argv, p.roots, p.cwd, given=p.req.argv[0])
     if index is None:
         return p.argv, "calls preset: the command is not `python script.py ...`, so its calls were not captured"
     return calls.wrap_argv(p.argv, index, p.run_dir / calls.CALLS_DIR), None
@@ -288,7 +308,7 @@ def _next_step(r: RunResult) -> str:
 def rerun(req: RerunRequest, roots: list[Path], *, cancel: threading.Event | None = None,
           note: proc.Note | None = None) -> RunResult:
     """Validate and run to the end (or the time limit, or cancellation)."""
-    return execute(plan(req, roots), cancel=cancel, note=note)
+    return execute_held(plan(req, roots, hold=True), cancel=cancel, note=note)
 
 
 def _running(p: Plan, entry: runs.Active) -> RunResult:
@@ -307,7 +327,7 @@ def _running(p: Plan, entry: runs.Active) -> RunResult:
 
 def start(req: RerunRequest, roots: list[Path]) -> RunResult:
     """Validate, start in the background, and return at once with the run id to poll."""
-    p = plan(req, roots)
+    p = plan(req, roots, hold=True)
 
     def work(cancel: threading.Event, note: proc.Note) -> None:
         try:
@@ -326,7 +346,7 @@ def start(req: RerunRequest, roots: list[Path]) -> RunResult:
 def get_run(run_id: str) -> RunResult:
     """A running run's progress and tails so far, or a finished run's result (also after a server restart)."""
     entry = runs.active(run_id)
-    if entry is not None:  # a triage run answers for itself (its payload has a snapshot)
+    if entry is not None and entry.payload is not None:  # a triage run answers for itself (its snapshot)
         snapshot = getattr(entry.payload, "snapshot", None)
         return snapshot(entry) if snapshot else _running(entry.payload, entry)
     text = runs.load(run_id)

@@ -17,7 +17,7 @@ from aoti_debug.explain import markdown, next_thing, step_label
 from aoti_debug.forensics import parse_faulthandler
 from aoti_debug.guides import load_guides
 from aoti_debug.rerun import RerunRequest
-from aoti_debug.roots import check_path
+from aoti_debug.roots import check_path, confine
 from aoti_debug.runresult import URI, RunProgress, RunResult
 from aoti_debug.triage_dump import PRINTER_KEYS, dump
 from aoti_debug.triage_model import Step, TriageReport, TriageRequest
@@ -101,10 +101,25 @@ def plan(req: TriageRequest, roots: list[Path]) -> TriagePlan:
         if req.package_path else None,
         "evidence_logs": {k: str(_file(v, roots, k, cwd)) for k, v in req.evidence_logs.items()}})
     run_id = runs.new_run_id()
-    runs.create(run_id)
-    runs.save(run_id, resolved.model_dump_json(indent=2), "request.json")
+    entry = runs.reserve(run_id)  # the run slot first: a refused triage creates and prunes nothing
+    try:
+        runs.create(run_id)
+        runs.save(run_id, resolved.model_dump_json(indent=2), "request.json")
+    except BaseException:
+        runs.release(run_id)
+        raise
     log.info("triage %s: argv=%s log=%s package=%s", run_id, req.argv, req.log_path, req.package_path)
-    return TriagePlan(resolved, run_id, runs.run_path(run_id), roots, cwd)
+    entry.payload = TriagePlan(resolved, run_id, runs.run_path(run_id), roots, cwd)
+    return entry.payload
+
+
+def execute_held(p: TriagePlan, *, cancel: threading.Event | None = None,
+                 note: proc.Note | None = None) -> TriageReport:
+    """execute() a waited triage, giving its run slot back at the end."""
+    try:
+        return execute(p, cancel=cancel, note=note)
+    finally:
+        runs.release(p.run_id)
 
 
 def _classified(ctx: Ctx, step: Step, c: Classification | None, source: str) -> None:
@@ -138,12 +153,13 @@ def _start(ctx: Ctx, p: TriagePlan) -> None:
         ctx.progress("step 1: classify_error")
         t = time.monotonic()
         ctx.log_path = Path(req.log_path)
-        text = runs.tail(ctx.log_path, TAIL)
+        text = runs.tail(ctx.log_path, TAIL, confine(p.roots))
         ctx.fault = parse_faulthandler(text)
         _fault_facts(ctx)
         ctx.package = ctx.package or find_package(text, p.cwd, p.roots)
         step.log_path = str(ctx.log_path)
-        _classified(ctx, step, classify_file(ctx.log_path, req.exit_status), str(ctx.log_path))
+        _classified(ctx, step, classify_file(ctx.log_path, req.exit_status, within=confine(p.roots)),
+                    str(ctx.log_path))
         step.cost_s = round(time.monotonic() - t, 2)
         report.steps.append(step)
         return
@@ -248,7 +264,7 @@ def save(p: TriagePlan, report: TriageReport) -> None:
 def triage(req: TriageRequest, roots: list[Path], *, cancel: threading.Event | None = None,
            note: proc.Note | None = None) -> TriageReport:
     """Validate and run to the end (root cause, steps exhausted, budget, or cancellation)."""
-    return execute(plan(req, roots), cancel=cancel, note=note)
+    return execute_held(plan(req, roots), cancel=cancel, note=note)
 
 
 def start(req: TriageRequest, roots: list[Path]) -> TriageReport:

@@ -13,6 +13,7 @@ from aoti_debug.contract import InputContract
 from aoti_debug.fixes import has_conditional_fixes, select
 from aoti_debug.forensics import GENERATED_KERNEL, Backtrace, Faulthandler
 from aoti_debug.guides import load_guides
+from aoti_debug.intparse import to_int
 from aoti_debug.memcheck import Memcheck
 from aoti_debug.oob_model import OobExplanation
 from aoti_debug.parity_rules import Mismatch, make
@@ -74,7 +75,7 @@ def from_classification(c: Classification, step: int, contract: InputContract | 
     if c.pattern == "cpp_compile_error":
         return culprits.compile_error(c, step, read, log)
     ev = [e.text for e in c.evidence[:3]]
-    idx = int(f["input_index"]) if f.get("input_index", "").isdigit() else None
+    idx = to_int(f["input_index"]) if f.get("input_index", "").isdigit() else None
     name = _name(contract, idx)
     if c.pattern == "input_shape_mismatch":
         kind = rules().check_kinds.get(f.get("check", ""), "input_count" if "check" not in f else "static_dim")
@@ -94,7 +95,7 @@ def from_classification(c: Classification, step: int, contract: InputContract | 
             x for x in [guide_fix(c.pattern)] if x]
         return RootCause(named=True, level="culprit" if culprit_level(c) else "pattern", kind=kind, summary=summary,
                          pattern=c.pattern, evidence=ev, fixes=fixes + chosen, step=step)
-    dim = int(f["dim"]) if f.get("dim", "").isdigit() else None
+    dim = to_int(f["dim"]) if f.get("dim", "").isdigit() else None
     values = {"index": idx, "name": f" ({name})" if name else "", "dim": dim, "expected": expected, "got": got}
     filled = {k: ("?" if v is None else v) for k, v in values.items()}
     sentence = INPUT_SENTENCES.get(kind, "input {index}").format_map(filled)

@@ -75,7 +75,7 @@ def parity(ctx: Ctx, step: Step) -> Step:
         return skip(step, f"budget: {ctx.left():.0f} s left")
     step.ran = [str(ctx.package)]
     captured = ctx.calls is not None and any(r.kind == "call" and r.inputs for r in ctx.calls.records)
-    rep = check_parity(ctx.package, probe_runtime=ctx.req.probe_runtime,
+    rep = check_parity(ctx.package, probe_runtime=ctx.req.probe_runtime, roots=ctx.roots,
                        inputs_run=ctx.calls_run if captured else None)
     if captured:
         step.found.append(f"inputs compared: {rep.inputs_source} (captured by the baseline)")

@@ -29,6 +29,7 @@ from aoti_debug.logclean import file_chunks
 from aoti_debug.memcheck import find_sanitizer, parse_memcheck
 from aoti_debug.oob_model import OobExplanation
 from aoti_debug.rerun import RerunRequest, RunResult
+from aoti_debug.roots import confine
 from aoti_debug.triage_causes import from_backtrace, from_classification, from_memcheck, from_oob
 from aoti_debug.triage_model import RootCause, Step, TriageReport, TriageRequest
 from aoti_debug.triage_rules import in_every_run, more_specific, names_cause, needs_compile, preset_flags, rules
@@ -168,8 +169,8 @@ def skip(step: Step, why: str) -> Step:
 def _from_log(ctx: Ctx, step: Step, key: str, path: Path) -> Step:
     """A step answered by a log the caller already has (evidence_logs) instead of a rerun."""
     step.ran, step.log_path = [f"given log {path}"], str(path)
-    text = runs.tail(path, TAIL)
-    c = classify_file(path) if text.strip() else None
+    text = runs.tail(path, TAIL, confine(ctx.roots))
+    c = classify_file(path, within=confine(ctx.roots)) if text.strip() else None
     if key == "backtrace":
         fault = parse_faulthandler(text) or ctx.fault
         bt = explain(parse_gdb(_gdb_text(text), "gdb"), fault)
@@ -336,7 +337,7 @@ def oob(ctx: Ctx, step: Step) -> Step:
         return skip(step, "needs the package (or the build's inductor cache) and the failing log")
     step.ran = [str(where), str(log)]
     try:
-        e = explain_index_oob(where, file_chunks(log))
+        e = explain_index_oob(where, file_chunks(log, within=confine(ctx.roots)), within=confine(ctx.roots))
     except AotiDebugError as exc:
         step.status = "failed"
         step.found.append(str(exc))

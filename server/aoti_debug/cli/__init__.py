@@ -61,11 +61,19 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+# Commands that run the user's repro (serve adopts orphans itself).
+RUNS_REPROS = ("rerun", "triage", "dump-kernels")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # Only the named subcommand's module is imported; --version alone needs none of them ("").
     only = argv[0] if argv and argv[0] in COMMANDS else "" if argv[:1] == ["--version"] else None
     args = build_parser(only).parse_args(argv)
+    if argv and argv[0] in RUNS_REPROS:  # what a run's dead leader leaves behind becomes ours to kill
+        from aoti_debug.proctree import adopt_orphans
+
+        adopt_orphans()
     try:
         return int(args._run(args) or 0)
     except AotiDebugError as exc:
