@@ -88,8 +88,8 @@ def test_variables_outside_the_allow_list_are_refused_with_a_clear_error(name, w
     ({"TORCH_LOGS": "-dynamo"}, "starting with '-' are refused"),
     ({"AOT_INDUCTOR_FILTERED_KERNELS_TO_PRINT": "a;rm -rf /"}, "is not allowed"),
     ({"AOTI_RUNTIME_CHECK_INPUTS": "1\nLD_PRELOAD=x"}, "one line"),
-    ({"CXX": "/nonexistent/g++"}, "not an existing executable file"),
-    ({"CXX": "/etc/passwd"}, "not an existing executable file"),
+    ({"CXX": "/nonexistent/g++"}, "not found"),
+    ({"CXX": "/etc/passwd"}, "is not an executable file"),
     ({"TORCH_TRACE": "/etc"}, "outside the allowed roots"),
     ({"TORCHINDUCTOR_CACHE_DIR": "../../.."}, "outside the allowed roots"),
 ])
@@ -103,12 +103,17 @@ def test_an_unknown_preset_is_refused_with_the_known_ones(where) -> None:
         resolve(["fast"], {}, **where)
 
 
-def test_cxx_must_be_an_existing_compiler_and_is_recorded_by_absolute_path(where, tmp_path) -> None:
-    fake = tmp_path / "g++-wrapper"
-    fake.write_text("#!/bin/sh\nexec g++ \"$@\"\n")
-    fake.chmod(0o755)
-    uses = {u.name: u.value for u in resolve([], {"CXX": str(fake)}, **where)}
-    assert uses["CXX"] == str(fake)
+def test_cxx_must_be_a_native_compiler_and_is_recorded_by_absolute_path(where, tmp_path) -> None:
+    wrapper = tmp_path / "g++-wrapper"
+    wrapper.write_text("#!/bin/sh\nexec g++ \"$@\"\n")
+    wrapper.chmod(0o755)
+    with pytest.raises(BadInput, match="is not a C\\+\\+ compiler"):
+        resolve([], {"CXX": str(wrapper)}, **where)
+    script = tmp_path / "my-g++"  # named like one, but a script given by path: any program could hide there
+    script.write_text("#!/bin/sh\nexec g++ \"$@\"\n")
+    script.chmod(0o755)
+    with pytest.raises(BadInput, match="is not a native executable"):
+        resolve([], {"CXX": str(script)}, **where)
     found = shutil.which("g++")
     if not found:
         pytest.skip("g++ is not installed: a bare compiler name cannot be resolved here")

@@ -74,6 +74,7 @@ def test_a_launcher_that_asks_for_a_terminal_is_flagged(env, capsys) -> None:
     assert any("--pty" in n and "breaks MCP over stdio" in n for n in res["agents"][0]["notes"])
 
 
+@pytest.mark.spawns
 def test_url_registers_http_with_a_helper_that_reads_the_token_file(env, capsys) -> None:
     res, entry, table = install(env, capsys, "--url", "https://gpu1.example:3001/mcp", "--token-file", str(env.token))
     assert entry["type"] == "http" and entry["url"] == table["url"] == "https://gpu1.example:3001/mcp"

@@ -65,10 +65,10 @@ RERUN = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent
 
 @contextmanager
 def tool_errors() -> Iterator[None]:
-    """Our deliberate errors become ToolError, whose text the model sees."""
+    """Our deliberate errors, and a request model that refuses the arguments, become ToolError for the model."""
     try:
         yield
-    except AotiDebugError as exc:
+    except (AotiDebugError, ValidationError) as exc:
         raise ToolError(str(exc)) from exc
 
 
@@ -109,7 +109,8 @@ def _register_rerun(mcp: MCPServer, roots: list[Path], cached: dict | None) -> N
         argv: Annotated[list[str], Field(description="The repro as an argv list (no shell): ['python', 'repro.py', "
                                          "'--load-only']; the script must lie inside the allowed roots")],
         presets: Annotated[list[str] | None, Field(description="sanity, deterministic, kernel_names, "
-                           "cpp_stacktraces, logs, trace, faulthandler, minifier, backtrace, memcheck")] = None,
+                           "cpp_stacktraces, logs, trace, faulthandler, minifier, backtrace, memcheck, calls, "
+                           "load_only")] = None,
         flags: Annotated[dict[str, str] | None, Field(description="More allow-listed flags, NAME: value")] = None,
         cwd: Annotated[str | None, Field(description="Working directory inside the roots")] = None,
         baseline: Annotated[bool, Field(description="First run without the flags, then compare")] = False,
@@ -127,11 +128,8 @@ def _register_rerun(mcp: MCPServer, roots: list[Path], cached: dict | None) -> N
         from aoti_debug.runresult import RerunRequest
 
         with tool_errors():
-            try:
-                req = RerunRequest(argv=argv, presets=presets or [], flags=flags or {}, cwd=cwd, baseline=baseline,
-                                   timeout_s=timeout_s, fresh_cache=fresh_cache, forensics=forensics)
-            except ValidationError as exc:
-                raise BadInput(str(exc)) from exc
+            req = RerunRequest(argv=argv, presets=presets or [], flags=flags or {}, cwd=cwd, baseline=baseline,
+                               timeout_s=timeout_s, fresh_cache=fresh_cache, forensics=forensics)
             # Validation and run-directory pruning touch the disk: off the event loop, like the run itself.
             if not wait:
                 return await anyio.to_thread.run_sync(rerun.start, req, roots)
@@ -222,10 +220,7 @@ def _register_kernels(mcp: MCPServer, roots: list[Path], cached: dict | None) ->
         from aoti_debug.dump_model import DumpRequest
 
         with tool_errors():
-            try:
-                req = DumpRequest(argv=argv, kernels=kernels or [], level=level, cwd=cwd, timeout_s=timeout_s)
-            except ValidationError as exc:
-                raise BadInput(str(exc)) from exc
+            req = DumpRequest(argv=argv, kernels=kernels or [], level=level, cwd=cwd, timeout_s=timeout_s)
 
             async def progress(elapsed: float, nbytes: int, step: str) -> None:
                 await ctx.report_progress(elapsed, None, f"{step}: {elapsed:.0f} s, {nbytes} bytes of output")
@@ -295,13 +290,10 @@ def _register_triage(mcp: MCPServer, roots: list[Path], cached: dict | None) -> 
         from aoti_debug.triage_model import TriageRequest
 
         with tool_errors():
-            try:
-                req = TriageRequest(argv=argv, log_path=log_path, package_path=package_path, exit_status=exit_status,
-                                    load_argv=load_argv, evidence_logs=evidence_logs or {}, cwd=cwd,
-                                    budget_s=budget_s, timeout_s=timeout_s, probe_runtime=probe_runtime,
-                                    capture_calls=capture_calls)
-            except ValidationError as exc:
-                raise BadInput(str(exc)) from exc
+            req = TriageRequest(argv=argv, log_path=log_path, package_path=package_path, exit_status=exit_status,
+                                load_argv=load_argv, evidence_logs=evidence_logs or {}, cwd=cwd,
+                                budget_s=budget_s, timeout_s=timeout_s, probe_runtime=probe_runtime,
+                                capture_calls=capture_calls)
             if not wait:
                 return await anyio.to_thread.run_sync(triage_.start, req, roots)
             plan = await anyio.to_thread.run_sync(triage_.plan, req, roots)

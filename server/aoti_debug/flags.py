@@ -22,8 +22,7 @@ DIR_FLAGS = {"TORCH_TRACE": "trace", "TORCHINDUCTOR_CACHE_DIR": "inductor_cache"
 # Flags whose value names a program: it must be an existing executable file.
 EXEC_FLAGS = {"CXX"}
 # Presets that wrap the command in a tool instead of (or besides) setting flags.
-WRAPPER_PRESETS = {"backtrace": "gdb or cuda-gdb", "memcheck": "compute-sanitizer",
-                   "calls": "the capture runner (python commands)"}
+WRAPPER_PRESETS = {"backtrace": "gdb or cuda-gdb", "memcheck": "compute-sanitizer"}
 MAX_VALUE = 1024
 _NAME = r"^[A-Z][A-Z0-9_]*$"
 
