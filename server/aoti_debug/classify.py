@@ -12,17 +12,21 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from aoti_debug import logclean
+from aoti_debug import phase as phases
 from aoti_debug.errors import BadInput
-from aoti_debug.guides import NextStep, Rule, load_guides, rules
+from aoti_debug.guides import NextStep, Pattern, Rule, load_guides, rules
 
 CHUNK = 1 << 20
-# A "line" longer than this (binary junk without newlines) is cut, so memory stays bounded.
+# Of a "line" longer than this (binary junk, a progress bar without newlines) only the tail is kept: the
+# message usually ends the line, and memory stays bounded.
 MAX_LINE = 1 << 20
 EVIDENCE_PER_PATTERN = 4
 EVIDENCE_TEXT = 400
 # Logs repeat lines (printer stats, per-thread asserts): a bounded memo matches each distinct line once.
 MEMO_LINE, MEMO_ENTRIES = 4096, 20000
 DECISIVE, STRONG = 0.5, 0.9
+# That nothing matched is weak evidence that no known pattern applies: `unknown` is never surer than this.
+UNKNOWN_MAX = 0.5
 
 
 class Evidence(BaseModel):
@@ -51,9 +55,15 @@ class Classification(BaseModel):
 
     pattern: str = Field(description="Pattern id (a public contract), 'unknown' if no rule matched")
     title: str
-    summary: str
-    confidence: float = Field(ge=0, le=1, description="Noisy-OR of the weights of the winner's matched regexes")
-    alternatives: list[Alternative] = Field(default_factory=list, description="Next best patterns, up to 3")
+    summary: str = Field(description="What the pattern is; for 'unknown', what was seen (weak cues, the phase)")
+    confidence: float = Field(ge=0, le=1, description=(
+        "Noisy-OR of the weights of the winner's matched regexes; for 'unknown', at most 0.5 and lower the "
+        "more weak cues point at a pattern"))
+    phase: phases.LogPhase | None = Field(default=None, description=(
+        "Where it failed: export, compile, load or run, from the last phase marker in the log (export or "
+        "Inductor frames, the package loader, the run call), else the pattern's own phase; null if neither says"))
+    alternatives: list[Alternative] = Field(default_factory=list, description=(
+        "Next best patterns, up to 3, ranked by their regexes and weak cues (frames, file names, wrappers)"))
     evidence: list[Evidence] = Field(default_factory=list, description="Lines that decided it")
     fields: dict[str, str] = Field(default_factory=dict, description="Values the rule captured")
     guide: GuideRef
@@ -64,11 +74,18 @@ class Classification(BaseModel):
 
 @dataclass
 class _Hits:
-    """Matches of one rule: bounded first/last lines per regex."""
+    """Matches of one group of regexes (a rule's patterns then its cues): bounded first/last lines per regex."""
 
-    rule: Rule
+    patterns: list[Pattern]
+    decisive: int  # patterns[:decisive] decide; the rest are cues
+    first_match: bool = False
+    rule: Rule | None = None
     first: dict[int, list[tuple[int, str, dict[str, str]]]] = field(default_factory=dict)
     last: dict[int, deque[tuple[int, str, dict[str, str]]]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, rule: Rule) -> _Hits:
+        return cls([*rule.patterns, *rule.cues], len(rule.patterns), rule.first_match, rule)
 
     def add(self, idx: int, lineno: int, text: str, groups: dict[str, str]) -> None:
         hit = (lineno, text, groups)
@@ -77,37 +94,54 @@ class _Hits:
             first.append(hit)
         self.last.setdefault(idx, deque(maxlen=EVIDENCE_PER_PATTERN)).append(hit)
 
-    def score(self) -> float:
+    def _noisy_or(self, cues: bool) -> float:
         miss = 1.0
         for idx in self.first:
-            miss *= 1.0 - self.rule.patterns[idx].weight
+            if (idx >= self.decisive) == cues:
+                miss *= 1.0 - self.patterns[idx].weight
         return round(1.0 - miss, 4)
 
-    def evidence(self) -> list[tuple[int, int, str, dict[str, str]]]:
+    def score(self) -> float:
+        return self._noisy_or(cues=False)
+
+    def rank(self) -> float:
+        """Score and cues together: orders the alternatives."""
+        return round(1.0 - (1.0 - self.score()) * (1.0 - self._noisy_or(cues=True)), 4)
+
+    def evidence(self, cues: bool = False) -> list[tuple[int, int, str, dict[str, str]]]:
         """(pattern index, line, text, groups) sorted by line; first or last hits as the rule asks."""
-        source = self.first if self.rule.first_match else self.last
-        hits = [(idx, *h) for idx, hs in source.items() for h in hs]
+        source = self.first if self.first_match else self.last
+        hits = [(idx, *h) for idx, hs in source.items() for h in hs if (idx >= self.decisive) == cues]
+        if any(not self.patterns[h[0]].frame for h in hits):  # a stated failure beats the frames around it
+            hits = [h for h in hits if not self.patterns[h[0]].frame]
         hits.sort(key=lambda h: h[1])
-        return hits[:EVIDENCE_PER_PATTERN * 2] if self.rule.first_match else hits[-EVIDENCE_PER_PATTERN * 2:]
+        return hits[:EVIDENCE_PER_PATTERN * 2] if self.first_match else hits[-EVIDENCE_PER_PATTERN * 2:]
+
+
+def _excerpt(line: str, m: re.Match[str]) -> str:
+    """The cleaned line cut to EVIDENCE_TEXT characters around the match (a long line's message is at its end)."""
+    if len(line) <= EVIDENCE_TEXT:
+        return line
+    start = max(0, min(m.start(), len(line) - EVIDENCE_TEXT))
+    return line[start:start + EVIDENCE_TEXT]
 
 
 class _Matcher:
-    """Compiled rules: needle -> [(rule index, pattern index, regex)]."""
+    """Compiled groups of regexes: needle -> [(group index, pattern index, regex)]."""
 
-    def __init__(self, rule_list: list[Rule]):
-        self.rules = rule_list
+    def __init__(self, groups: list[list[Pattern]]):
         self.by_needle: dict[bytes, list[tuple[int, int, re.Pattern[str]]]] = {}
-        for ri, rule in enumerate(rule_list):
-            for pi, p in enumerate(rule.patterns):
+        for gi, patterns in enumerate(groups):
+            for pi, p in enumerate(patterns):
                 rx = re.compile(p.regex)
                 for needle in p.needles:
-                    self.by_needle.setdefault(needle.encode(), []).append((ri, pi, rx))
+                    self.by_needle.setdefault(needle.encode(), []).append((gi, pi, rx))
         # A line holding a needle holds every needle that needle contains: search only the minimal ones.
         self.search = [n for n in self.by_needle if not any(o != n and o in n for o in self.by_needle)]
         self.memo: dict[bytes, list[tuple[int, int, str, dict[str, str]]]] = {}
 
     def _match_line(self, raw: bytes) -> list[tuple[int, int, str, dict[str, str]]]:
-        """(rule, pattern, cleaned text, groups) for one raw line; identical lines are matched once."""
+        """(group, pattern, cleaned text, groups) for one raw line; identical lines are matched once."""
         if len(raw) <= MEMO_LINE and raw in self.memo:
             return self.memo[raw]
         found = []
@@ -116,27 +150,26 @@ class _Matcher:
         if line is not None:
             for needle, entries in self.by_needle.items():
                 if needle in raw:
-                    for ri, pi, rx in entries:
-                        if (ri, pi) in tried:
+                    for gi, pi, rx in entries:
+                        if (gi, pi) in tried:
                             continue
-                        tried.add((ri, pi))
+                        tried.add((gi, pi))
                         m = rx.search(line)
                         if m:
                             groups = {k: v for k, v in m.groupdict().items() if v is not None}
-                            found.append((ri, pi, line[:EVIDENCE_TEXT], groups))
+                            found.append((gi, pi, _excerpt(line, m), groups))
         if len(raw) <= MEMO_LINE:
             if len(self.memo) >= MEMO_ENTRIES:
                 self.memo.clear()
             self.memo[raw] = found
         return found
 
-    def scan(self, chunks: Iterable[bytes]) -> tuple[list[_Hits], int, int, bool]:
-        """Hits per rule, line count, byte count, and whether the log was blank."""
-        hits = [_Hits(r) for r in self.rules]
+    def scan(self, chunks: Iterable[bytes], hits: list[_Hits]) -> tuple[int, int, bool]:
+        """Fill hits (one per group); return the line count, the byte count, and whether the log was blank."""
         lineno = nbytes = 0
         blank = True
-        for chunk in _lines_chunks(chunks):
-            nbytes += len(chunk)
+        for chunk, skipped in _lines_chunks(chunks):
+            nbytes += len(chunk) + skipped
             blank = blank and chunk.isspace()
             lines = chunk.split(b"\n")
             if chunk.endswith(b"\n"):
@@ -162,25 +195,29 @@ class _Matcher:
                 order = sorted((i, raw) for raw, idx in where.items()
                                for i in (idx if len(idx) <= 2 * keep else idx[:keep] + idx[-keep:]))
                 for i, raw in order:
-                    for ri, pi, text, groups in matched[raw]:
-                        hits[ri].add(pi, lineno + i + 1, text, groups)
+                    for gi, pi, text, groups in matched[raw]:
+                        hits[gi].add(pi, lineno + i + 1, text, groups)
             lineno += chunk.count(b"\n")
-        return hits, lineno, nbytes, blank
+        return lineno, nbytes, blank
 
 
-def _lines_chunks(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    """Re-chunk so every chunk ends at a line boundary (or a cut of an over-long line); normalized."""
+def _lines_chunks(chunks: Iterable[bytes]) -> Iterator[tuple[bytes, int]]:
+    """Re-chunk so every chunk ends at a line boundary; normalized (CR is a line break). Of an over-long line
+    only its last MAX_LINE bytes are kept: yields (chunk, bytes of line heads dropped before it)."""
     carry = b""
+    skipped = 0
     for raw in chunks:
         data = carry + logclean.normalize_chunk(raw)
         cut = data.rfind(b"\n") + 1
-        if not cut and len(data) > MAX_LINE:
-            cut = len(data)
         carry = data[cut:]
+        if len(carry) > MAX_LINE:
+            skipped += len(carry) - MAX_LINE
+            carry = carry[-MAX_LINE:]
         if cut:
-            yield data[:cut]
-    if carry:
-        yield carry
+            yield data[:cut], skipped
+            skipped = 0
+    if carry or skipped:
+        yield carry, skipped
 
 
 def _signal_name(exit_status: int | str | None) -> str | None:
@@ -203,16 +240,47 @@ def _guide_ref(pattern: str) -> GuideRef:
     return GuideRef(id=g.id, title=g.title, path=str(g.path), uri=g.uri)
 
 
-def _evidence(h: _Hits, limit: int | None = None) -> list[Evidence]:
-    ev = [Evidence(line=line, text=text, pattern=h.rule.id, weight=h.rule.patterns[idx].weight)
-          for idx, line, text, _ in h.evidence()]
+def _evidence(h: _Hits, limit: int | None = None, cues: bool = False) -> list[Evidence]:
+    ev = [Evidence(line=line, text=text, pattern=h.rule.id, weight=h.patterns[idx].weight)
+          for idx, line, text, _ in h.evidence(cues)]
     return ev if limit is None else sorted(ev, key=lambda e: -e.weight)[:limit]
+
+
+def _winner(scored: dict[str, tuple[float, _Hits]]) -> tuple[float, _Hits]:
+    """The decisive rule of highest priority, else the best weak one; a symptom only when nothing else matched."""
+    matched = [(s, h) for s, h in scored.values() if s > 0]
+    causes = [m for m in matched if not m[1].rule.symptom]
+    matched = causes or matched
+    tier = [m for m in matched if m[0] >= STRONG] or [m for m in matched if m[0] >= DECISIVE]
+    if tier:
+        return max(tier, key=lambda m: m[1].rule.priority)
+    if matched:
+        return max(matched, key=lambda m: (m[0], m[1].rule.priority))
+    return 0.0, scored["unknown"][1]
+
+
+def _seen(others: list[_Hits], marker: phases.Marker | None) -> str:
+    """What an `unknown` log showed: the weak cues and the phase marker, in words."""
+    notes = []
+    for h in others:
+        for idx, _line, _text, _ in h.evidence(cues=True)[-1:] + h.evidence()[-1:]:
+            note = h.patterns[idx].note.split(";")[0].rstrip(".")
+            if note and note not in notes:
+                notes.append(note)
+    if marker is not None:
+        notes.append(f"phase {marker.phase} ({marker.note})")
+    if not notes:
+        return "Nothing matched: no known error line, no AOTI or Inductor frame, no phase marker."
+    likely = ", ".join(h.rule.id for h in others)
+    return f"No decisive line. Seen: {'; '.join(notes[:4])}." + (f" Weakly suggests: {likely}." if likely else "")
 
 
 def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = None) -> Classification:
     """Classify a stream of byte chunks (bounded memory for any log size)."""
     rule_list = rules()
-    hits, nlines, nbytes, blank = _Matcher(rule_list).scan(chunks)
+    hits = [_Hits.of(r) for r in rule_list]
+    marks = _Hits(list(phases.markers()), len(phases.markers()))
+    nlines, nbytes, blank = _Matcher([h.patterns for h in hits] + [marks.patterns]).scan(chunks, [*hits, marks])
     if blank:
         raise BadInput("the log is empty: pass the full output of the failing run (stdout and stderr)")
     sig = _signal_name(exit_status)
@@ -221,14 +289,7 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
         seg_score, seg = scored["segfault_no_message"]
         cause_printed = any(sc >= DECISIVE for pid, (sc, _) in scored.items() if pid != "segfault_no_message")
         scored["segfault_no_message"] = (max(seg_score, DECISIVE if cause_printed else STRONG), seg)
-    matched = [(s, h) for s, h in scored.values() if s > 0]
-    tier = [m for m in matched if m[0] >= STRONG] or [m for m in matched if m[0] >= DECISIVE]
-    if tier:
-        score, win = max(tier, key=lambda m: m[1].rule.priority)
-    elif matched:
-        score, win = max(matched, key=lambda m: (m[0], m[1].rule.priority))
-    else:
-        score, win = 1.0, scored["unknown"][1]
+    score, win = _winner(scored)
     guides = load_guides()
     fields: dict[str, str] = {}
     for _idx, _line, _text, groups in win.evidence():  # later (or, for first_match, earlier) hits win
@@ -241,13 +302,23 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     if sig and win.rule.id == "segfault_no_message":
         evidence.append(Evidence(line=0, text=f"process ended by {sig} (exit status {exit_status})",
                                  pattern="segfault_no_message", weight=STRONG))
-    others = sorted((m for m in matched if m[1] is not win), key=lambda m: (-m[0], -m[1].rule.priority))[:3]
+    # Alternatives: the other rules that matched or that weak cues point at, by score and cues together.
+    ranked = {pid: (max(s, h.rank()), h) for pid, (s, h) in scored.items()}
+    others = sorted((m for m in ranked.values() if m[0] > 0 and m[1] is not win),
+                    key=lambda m: (-m[0], -m[1].rule.priority))[:3]
+    seen = [(line, idx) for idx, line, _t, _g in marks.evidence()]
+    log_phase, marker = phases.decide(seen, win.rule.phase)
     g = guides[win.rule.id]
+    summary, confidence = g.summary, score
+    if win.rule.id == "unknown":
+        confidence = round(UNKNOWN_MAX * (1.0 - max((m[0] for m in others), default=0.0)), 4)
+        summary = _seen([h for _s, h in others], marker)
+        evidence = [e for _s, h in others for e in _evidence(h, 1, cues=True) if e.line > 0][:EVIDENCE_PER_PATTERN]
     return Classification(
-        pattern=win.rule.id, title=g.title, summary=g.summary,
-        confidence=score if win.rule.id != "unknown" else round(1.0 - max((m[0] for m in matched), default=0), 4),
+        pattern=win.rule.id, title=g.title, summary=summary, confidence=confidence, phase=log_phase,
         alternatives=[Alternative(pattern=h.rule.id, title=guides[h.rule.id].title, confidence=s,
-                                  evidence=[e for e in _evidence(h, 1) if e.line > 0]) for s, h in others],
+                                  evidence=[e for e in _evidence(h, 1) or _evidence(h, 1, cues=True) if e.line > 0])
+                      for s, h in others],
         evidence=evidence, fields=fields, guide=_guide_ref(win.rule.id), next_steps=win.rule.next_steps,
         lines_scanned=nlines, bytes_scanned=nbytes,
     )
