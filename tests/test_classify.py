@@ -136,7 +136,7 @@ def test_weak_cues_rank_alternatives_for_unknown_and_lower_its_confidence() -> N
     text = ('  File "/venv/lib/python3.11/site-packages/triton/compiler/compiler.py", line 307, in compile\n'
             '    next_module = compile_ir(module, metadata)\n'
             "  triton_poi_fused_add_0.run(buf0, 16, grid=grid(16))\n"
-            "RuntimeError: PassManager::run failed\n")
+            "RuntimeError: unexpected state\n")
     result = classify_text(text)
     assert result.pattern == "unknown"
     assert result.alternatives and result.alternatives[0].pattern == "lowering_error"

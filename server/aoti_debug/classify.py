@@ -94,19 +94,23 @@ class _Hits:
             first.append(hit)
         self.last.setdefault(idx, deque(maxlen=EVIDENCE_PER_PATTERN)).append(hit)
 
-    def _noisy_or(self, cues: bool) -> float:
+    def _noisy_or(self, idxs: Iterable[int]) -> float:
         miss = 1.0
-        for idx in self.first:
-            if (idx >= self.decisive) == cues:
-                miss *= 1.0 - self.patterns[idx].weight
+        for idx in idxs:
+            miss *= 1.0 - self.patterns[idx].weight
         return round(1.0 - miss, 4)
 
-    def score(self) -> float:
-        return self._noisy_or(cues=False)
+    def score(self, aoti_context: bool = True) -> float:
+        """Noisy-OR of the matched patterns (eager-shared text counts only in a log that shows AOTI)."""
+        return self._noisy_or(i for i in self.first if i < self.decisive
+                              and (aoti_context or not self.patterns[i].aoti_only))
 
     def rank(self) -> float:
-        """Score and cues together: orders the alternatives."""
-        return round(1.0 - (1.0 - self.score()) * (1.0 - self._noisy_or(cues=True)), 4)
+        """Patterns and cues together: orders the alternatives."""
+        return self._noisy_or(self.first)
+
+    def cued(self) -> bool:
+        return any(i >= self.decisive for i in self.first)
 
     def evidence(self, cues: bool = False) -> list[tuple[int, int, str, dict[str, str]]]:
         """(pattern index, line, text, groups) sorted by line; first or last hits as the rule asks."""
@@ -114,6 +118,11 @@ class _Hits:
         hits = [(idx, *h) for idx, hs in source.items() for h in hs if (idx >= self.decisive) == cues]
         if any(not self.patterns[h[0]].frame for h in hits):  # a stated failure beats the frames around it
             hits = [h for h in hits if not self.patterns[h[0]].frame]
+        best: dict[int, tuple[int, int, str, dict[str, str]]] = {}  # one entry per line: its strongest regex
+        for h in hits:
+            if h[1] not in best or self.patterns[h[0]].weight > self.patterns[best[h[1]][0]].weight:
+                best[h[1]] = h
+        hits = [h for h in hits if best[h[1]] is h]
         hits.sort(key=lambda h: h[1])
         return hits[:EVIDENCE_PER_PATTERN * 2] if self.first_match else hits[-EVIDENCE_PER_PATTERN * 2:]
 
@@ -284,7 +293,9 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     if blank:
         raise BadInput("the log is empty: pass the full output of the failing run (stdout and stderr)")
     sig = _signal_name(exit_status)
-    scored = {h.rule.id: (h.score(), h) for h in hits}
+    # A compiled model or package shows itself by a phase marker or a weak cue of some rule.
+    aoti_context = bool(marks.first) or any(h.cued() for h in hits)
+    scored = {h.rule.id: (h.score(aoti_context), h) for h in hits}
     if sig:  # the exit status is evidence too, though not a line of the log: strong only when nothing else is
         seg_score, seg = scored["segfault_no_message"]
         cause_printed = any(sc >= DECISIVE for pid, (sc, _) in scored.items() if pid != "segfault_no_message")
@@ -302,12 +313,14 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     if sig and win.rule.id == "segfault_no_message":
         evidence.append(Evidence(line=0, text=f"process ended by {sig} (exit status {exit_status})",
                                  pattern="segfault_no_message", weight=STRONG))
-    # Alternatives: the other rules that matched or that weak cues point at, by score and cues together.
-    ranked = {pid: (max(s, h.rank()), h) for pid, (s, h) in scored.items()}
-    others = sorted((m for m in ranked.values() if m[0] > 0 and m[1] is not win),
-                    key=lambda m: (-m[0], -m[1].rule.priority))[:3]
     seen = [(line, idx) for idx, line, _t, _g in marks.evidence()]
     log_phase, marker = phases.decide(seen, win.rule.phase)
+    # Alternatives: the other rules that matched or that weak cues (and the phase) point at, all together.
+    hint = phases.likely(marker.phase if marker else None)
+    ranked = {pid: (round(1 - (1 - max(s, h.rank())) * (1 - hint.get(pid, 0.0)), 4), h)
+              for pid, (s, h) in scored.items()}
+    others = sorted((m for m in ranked.values() if m[0] > 0 and m[1] is not win),
+                    key=lambda m: (-m[0], -m[1].rule.priority))[:3]
     g = guides[win.rule.id]
     summary, confidence = g.summary, score
     if win.rule.id == "unknown":

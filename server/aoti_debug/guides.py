@@ -59,6 +59,9 @@ class Pattern(BaseModel):
     )
     weight: float = Field(gt=0, le=1, description="How strongly one matching line indicates the rule")
     note: str = Field(default="", description="Why this line is evidence, for rule writers")
+    aoti_only: bool = Field(default=False, description=(
+        "Text eager PyTorch prints as well: it decides only in a log that shows a compiled model or package "
+        "(a phase marker or a weak cue); elsewhere it only ranks the alternatives"))
     frame: bool = Field(default=False, description=(
         "A stack frame: it can decide when nothing more specific matched, but is not listed as evidence "
         "beside a line of the same rule that states the failure"))

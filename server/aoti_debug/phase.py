@@ -6,7 +6,7 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from aoti_debug.errors import DataError
 from aoti_debug.guides import Pattern
@@ -28,15 +28,25 @@ class Marker(Pattern):
 class _Markers(BaseModel):
     model_config = ConfigDict(extra="forbid")
     markers: list[Marker]
+    likely: dict[LogPhase, dict[str, float]] = Field(description="phase -> {pattern id: cue weight}")
 
 
 @cache
-def markers() -> list[Marker]:
-    """The phase markers, in file order (on one line, the first listed wins)."""
+def _data() -> _Markers:
     try:
-        return _Markers.model_validate(load_yaml(DATA.read_text(encoding="utf-8"))).markers
+        return _Markers.model_validate(load_yaml(DATA.read_text(encoding="utf-8")))
     except (YAMLError, ValidationError) as exc:
         raise DataError(f"{DATA}: {exc}") from exc
+
+
+def markers() -> list[Marker]:
+    """The phase markers, in file order (on one line, the first listed wins)."""
+    return _data().markers
+
+
+def likely(phase: LogPhase | None) -> dict[str, float]:
+    """Patterns a failure in this phase usually is, with the weight of a weak cue."""
+    return _data().likely.get(phase, {}) if phase else {}
 
 
 def decide(seen: list[tuple[int, int]], rule_phases: list[str]) -> tuple[LogPhase | None, Marker | None]:
