@@ -112,17 +112,19 @@ class _Hits:
     def cued(self) -> bool:
         return any(i >= self.decisive for i in self.first)
 
-    def evidence(self, cues: bool = False) -> list[tuple[int, int, str, dict[str, str]]]:
+    def evidence(self, cues: bool = False, every: bool = False) -> list[tuple[int, int, str, dict[str, str]]]:
         """(pattern index, line, text, groups) sorted by line; first or last hits as the rule asks."""
         source = self.first if self.first_match else self.last
         hits = [(idx, *h) for idx, hs in source.items() for h in hs if (idx >= self.decisive) == cues]
         if any(not self.patterns[h[0]].frame for h in hits):  # a stated failure beats the frames around it
             hits = [h for h in hits if not self.patterns[h[0]].frame]
-        best: dict[int, tuple[int, int, str, dict[str, str]]] = {}  # one entry per line: its strongest regex
-        for h in hits:
-            if h[1] not in best or self.patterns[h[0]].weight > self.patterns[best[h[1]][0]].weight:
-                best[h[1]] = h
-        hits = [h for h in hits if best[h[1]] is h]
+        if not every:  # one entry per line: its strongest regex (the first listed on a tie)
+            best: dict[int, tuple[int, int, str, dict[str, str]]] = {}
+            for h in hits:
+                b = best.get(h[1])
+                if b is None or (-self.patterns[h[0]].weight, h[0]) < (-self.patterns[b[0]].weight, b[0]):
+                    best[h[1]] = h
+            hits = [h for h in hits if best[h[1]] is h]
         hits.sort(key=lambda h: h[1])
         return hits[:EVIDENCE_PER_PATTERN * 2] if self.first_match else hits[-EVIDENCE_PER_PATTERN * 2:]
 
@@ -303,7 +305,7 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     score, win = _winner(scored)
     guides = load_guides()
     fields: dict[str, str] = {}
-    for _idx, _line, _text, groups in win.evidence():  # later (or, for first_match, earlier) hits win
+    for _idx, _line, _text, groups in win.evidence(every=True):  # later (or, for first_match, earlier) hits win
         for k, v in groups.items():
             if k in win.rule.captures and (not win.rule.first_match or k not in fields):
                 fields[k] = win.rule.value_maps.get(k, {}).get(v, v)
