@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 import signal as _signal
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -24,6 +26,8 @@ EVIDENCE_PER_PATTERN = 4
 EVIDENCE_TEXT = 400
 # Logs repeat lines (printer stats, per-thread asserts): a bounded memo matches each distinct line once.
 MEMO_LINE, MEMO_ENTRIES = 4096, 20000
+# Up to this many distinct matched lines in a chunk, their places are found by bytes.find (C), not a Python loop.
+FEW_MATCHED = 16
 DECISIVE, STRONG = 0.5, 0.9
 # That nothing matched is weak evidence that no known pattern applies: `unknown` is never surer than this.
 UNKNOWN_MAX = 0.5
@@ -140,27 +144,34 @@ def _excerpt(line: str, m: re.Match[str]) -> str:
 class _Matcher:
     """Compiled groups of regexes: needle -> [(group index, pattern index, regex)]."""
 
-    def __init__(self, groups: list[list[Pattern]]):
-        self.by_needle: dict[bytes, list[tuple[int, int, re.Pattern[str]]]] = {}
-        for gi, patterns in enumerate(groups):
-            for pi, p in enumerate(patterns):
-                rx = re.compile(p.regex)
-                for needle in p.needles:
-                    self.by_needle.setdefault(needle.encode(), []).append((gi, pi, rx))
-        # A line holding a needle holds every needle that needle contains: search only the minimal ones.
-        self.search = [n for n in self.by_needle if not any(o != n and o in n for o in self.by_needle)]
+    _built: tuple[object, dict[bytes, list[tuple[int, int, re.Pattern[str]]]], dict[bytes, list[bytes]]] | None = None
+
+    def __init__(self, groups: list[list[Pattern]], key: object):
+        built = _Matcher._built
+        if built is None or built[0] is not key:  # the tables depend only on the loaded guides: build them once
+            by_needle: dict[bytes, list[tuple[int, int, re.Pattern[str]]]] = {}
+            for gi, patterns in enumerate(groups):
+                for pi, p in enumerate(patterns):
+                    rx = re.compile(p.regex)
+                    for needle in p.needles:
+                        by_needle.setdefault(needle.encode(), []).append((gi, pi, rx))
+            built = _Matcher._built = (key, by_needle, _minimal(list(by_needle)))
+        _, self.by_needle, self.within = built
+        self.search = list(self.within)
         self.memo: dict[bytes, list[tuple[int, int, str, dict[str, str]]]] = {}
 
-    def _match_line(self, raw: bytes) -> list[tuple[int, int, str, dict[str, str]]]:
-        """(group, pattern, cleaned text, groups) for one raw line; identical lines are matched once."""
+    def _match_line(self, raw: bytes, seeds: set[bytes]) -> list[tuple[int, int, str, dict[str, str]]]:
+        """(group, pattern, cleaned text, groups) for one raw line, found by the searched needles `seeds` (only
+        the needles that contain one of them can be in it); identical lines are matched once."""
         if len(raw) <= MEMO_LINE and raw in self.memo:
             return self.memo[raw]
         found = []
         tried: set[tuple[int, int]] = set()  # a regex listed under several needles is tried once
         line = logclean.clean_line(raw.decode("utf-8", errors="replace"))
         if line is not None:
-            for needle, entries in self.by_needle.items():
+            for needle in {n for seed in seeds for n in self.within[seed]}:
                 if needle in raw:
+                    entries = self.by_needle[needle]
                     for gi, pi, rx in entries:
                         if (gi, pi) in tried:
                             continue
@@ -187,29 +198,74 @@ class _Matcher:
                 lines.pop()
             # Logs repeat lines (printer stats, per-thread asserts, frames): search each distinct line once.
             distinct = b"\n".join(set(lines))
-            candidates: set[bytes] = set()
+            candidates: dict[bytes, set[bytes]] = {}
             for needle in self.search:
                 pos = distinct.find(needle)
                 while pos != -1:
                     start = distinct.rfind(b"\n", 0, pos) + 1
                     end = distinct.find(b"\n", pos)
                     end = len(distinct) if end == -1 else end
-                    candidates.add(distinct[start:end])
+                    candidates.setdefault(distinct[start:end], set()).add(needle)
                     pos = distinct.find(needle, end)
-            matched = {raw: found for raw in candidates if (found := self._match_line(raw))}
+            matched = {raw: found for raw, seeds in candidates.items() if (found := self._match_line(raw, seeds))}
             if matched:
-                where: dict[bytes, list[int]] = {}
-                for i, raw in enumerate(lines):
-                    if raw in matched:
-                        where.setdefault(raw, []).append(i)
                 keep = EVIDENCE_PER_PATTERN
-                order = sorted((i, raw) for raw, idx in where.items()
-                               for i in (idx if len(idx) <= 2 * keep else idx[:keep] + idx[-keep:]))
+                if len(matched) <= FEW_MATCHED:  # their first and last places, found in C
+                    buf = b"\n" + chunk + (b"" if chunk.endswith(b"\n") else b"\n")
+                    order = _line_places(buf, matched, keep)
+                else:  # many distinct matched lines: one pass over the chunk's lines
+                    where: dict[bytes, list[int]] = {}
+                    for i, raw in enumerate(lines):
+                        if raw in matched:
+                            where.setdefault(raw, []).append(i)
+                    order = sorted((i, raw) for raw, idx in where.items()
+                                   for i in (idx if len(idx) <= 2 * keep else idx[:keep] + idx[-keep:]))
                 for i, raw in order:
                     for gi, pi, text, groups in matched[raw]:
                         hits[gi].add(pi, lineno + i + 1, text, groups)
             lineno += chunk.count(b"\n")
         return lineno, nbytes, blank
+
+
+def _minimal(needles: list[bytes]) -> dict[bytes, list[bytes]]:
+    """The needles that contain no other needle (a line holding a needle holds every needle inside it, so only
+    these are searched), each with the needles that contain it. Found with bytes.find over the needles joined
+    (C), not a Python loop over pairs."""
+    joined = b"\0".join(needles)
+    starts = list(accumulate((len(n) + 1 for n in needles[:-1]), initial=0))
+    holds_another: set[int] = set()
+    holders: dict[bytes, set[bytes]] = {}
+    for needle in needles:
+        pos = joined.find(needle)
+        while pos != -1:
+            i = bisect_right(starts, pos) - 1
+            holders.setdefault(needle, set()).add(needles[i])
+            if needles[i] != needle:
+                holds_another.add(i)
+            pos = joined.find(needle, pos + 1)
+    return {n: sorted(holders[n]) for i, n in enumerate(needles) if i not in holds_another}
+
+
+def _line_places(buf: bytes, matched: Iterable[bytes], keep: int) -> list[tuple[int, bytes]]:
+    """(0-based line index, line) of the first and last `keep` places of each line in buf ("\\n" + lines + "\\n"),
+    sorted; newlines are counted once over the buffer, between consecutive places."""
+    places: set[tuple[int, bytes]] = set()
+    for raw in matched:
+        pattern = b"\n" + raw + b"\n"
+        pos, n = buf.find(pattern), 0
+        while pos != -1 and n < keep:
+            places.add((pos, raw))
+            pos, n = buf.find(pattern, pos + 1), n + 1
+        pos, n = buf.rfind(pattern), 0
+        while pos != -1 and n < keep:
+            places.add((pos, raw))
+            pos, n = buf.rfind(pattern, 0, pos + len(pattern) - 1), n + 1
+    out, last, line = [], 0, 0
+    for pos, raw in sorted(places):
+        line += buf.count(b"\n", last, pos)
+        last = pos
+        out.append((line, raw))
+    return out
 
 
 def _lines_chunks(chunks: Iterable[bytes]) -> Iterator[tuple[bytes, int]]:
@@ -291,7 +347,8 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     rule_list = rules()
     hits = [_Hits.of(r) for r in rule_list]
     marks = _Hits(list(phases.markers()), len(phases.markers()))
-    nlines, nbytes, blank = _Matcher([h.patterns for h in hits] + [marks.patterns]).scan(chunks, [*hits, marks])
+    matcher = _Matcher([h.patterns for h in hits] + [marks.patterns], key=load_guides())
+    nlines, nbytes, blank = matcher.scan(chunks, [*hits, marks])
     if blank:
         raise BadInput("the log is empty: pass the full output of the failing run (stdout and stderr)")
     sig = _signal_name(exit_status)
