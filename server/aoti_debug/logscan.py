@@ -114,19 +114,17 @@ class Matcher:
             return self.memo[raw]
         found = []
         tried: set[tuple[int, int]] = set()  # a regex listed under several needles is tried once
-        line = logclean.clean_line(raw.decode("utf-8", errors="replace"))
-        if line is not None:
-            for needle in {n for seed in seeds for n in self.within[seed]}:
-                if needle in raw:
-                    entries = self.by_needle[needle]
-                    for gi, pi, rx in entries:
-                        if (gi, pi) in tried:
-                            continue
-                        tried.add((gi, pi))
-                        m = rx.search(line)
-                        if m:
-                            groups = {k: v for k, v in m.groupdict().items() if v is not None}
-                            found.append((gi, pi, _excerpt(line, m), groups))
+        present = [n for n in {n for seed in seeds for n in self.within[seed]} if n in raw]
+        line = logclean.clean_line(raw.decode("utf-8", errors="replace")) if present else None
+        for needle in present if line is not None else ():
+            for gi, pi, rx in self.by_needle[needle]:
+                if (gi, pi) in tried:
+                    continue
+                tried.add((gi, pi))
+                m = rx.search(line)
+                if m:
+                    groups = {k: v for k, v in m.groupdict().items() if v is not None}
+                    found.append((gi, pi, _excerpt(line, m), groups))
         if len(raw) <= MEMO_LINE:
             if len(self.memo) >= MEMO_ENTRIES:
                 self.memo.clear()
