@@ -57,7 +57,7 @@ GPU_FIXTURES: list[GpuFixture] = [
     GpuFixture("gpu_printer_level2_stats", "nan_inf", "nan.printer2_filtered.log"),
     GpuFixture("gpu_faulthandler_load", "segfault_no_message", "toolchain_segfault.base.log"),
     GpuFixture("gpu_cuda_gdb_backtrace", "native_abi", "toolchain_segfault.cuda_gdb.log", drop=GDB_NOISE),
-    GpuFixture("gpu_wrong_values_no_error", "unknown", "dynamic_above_max.base.log"),
+    GpuFixture("gpu_wrong_values_no_error", "wrong_output", "dynamic_above_max.base.log"),
 ]
 
 

@@ -181,7 +181,7 @@ CASES: list[Case] = [
     Case("cpu_c_shim_undeclared_type", "cpp_compile_error", ("{work}/c_shim.py", "compile", "{work}/shim.pt2"),
          env={"TORCHINDUCTOR_CACHE_DIR": "{work}/cache"}, bug="a C-shim declaration with a misspelled type",
          fields={"exception": "CppCompileError", "compiler_error": "‘UndeclaredType’ has not been declared"}),
-    Case("cpu_no_working_compiler", "cpp_compile_error", ("examples/nan.py", "--package", "{work}/nan.pt2"),
+    Case("cpu_no_working_compiler", "toolchain_setup", ("examples/nan.py", "--package", "{work}/nan.pt2"),
          env={"CXX": "/opt/nope/g++", "TORCHINDUCTOR_CACHE_DIR": "{work}/cache"},
          bug="CXX names a compiler that does not exist"),
     Case("cpu_data_dependent_guard", "export_failure", ("{work}/export_fail.py", "data_dependent"), live=True,

@@ -68,12 +68,19 @@ def test_each_kept_step_log_names_torch_the_gpu_and_its_command() -> None:
         assert any(line.startswith("# command: ") for line in head), log
 
 
+# Patterns added after the H100 run was recorded, and the baselines they now name (the live triage had the
+# old id): wrong_output (issue 12) for a run that only fails the caller's assert_close.
+ROUTED_SINCE_RECORDING = {"dynamic_above_max": ("unknown", "wrong_output")}
+
+
 def test_the_classifier_routes_each_gpu_baseline_as_the_live_triage_did(suite) -> None:
     for name, r in reports().items():
         base = SUITE / "logs" / name / "step1_rerun_with_flags.log"
         status = suite.logged_exit_status(base)
         assert status is not None, name
-        assert classify_file(base, status).pattern == r.initial_pattern, name
+        recorded, now = ROUTED_SINCE_RECORDING.get(name, (r.initial_pattern, r.initial_pattern))
+        assert r.initial_pattern == recorded, name
+        assert classify_file(base, status).pattern == now, name
 
 
 def test_the_sanitizer_report_is_kept_beside_the_memcheck_step_and_names_the_user_kernel() -> None:

@@ -95,7 +95,7 @@ def _register_classify(mcp: MCPServer, roots: list[Path], cached: dict | None) -
             int | None, Field(description="The run's exit status if known: -11 or 139 mean SIGSEGV")
         ] = None,
     ) -> Classification:
-        """Route an AOTInductor failure log to its pattern, with evidence lines, fields, guide and next steps."""
+        """Route an AOTI failure log to its pattern and phase (export/compile/load/run), evidence and next steps."""
         from aoti_debug.classify import classify_chunks
 
         with tool_errors():

@@ -29,6 +29,9 @@ PATTERN_IDS: tuple[str, ...] = (
     "custom_op",
     "out_of_memory",
     "segfault_no_message",
+    "toolchain_setup",
+    "version_skew",
+    "wrong_output",
     "unknown",
 )
 
@@ -56,6 +59,12 @@ class Pattern(BaseModel):
     )
     weight: float = Field(gt=0, le=1, description="How strongly one matching line indicates the rule")
     note: str = Field(default="", description="Why this line is evidence, for rule writers")
+    aoti_only: bool = Field(default=False, description=(
+        "Text eager PyTorch prints as well: it decides only in a log that shows a compiled model or package "
+        "(a phase marker or a weak cue); elsewhere it only ranks the alternatives"))
+    frame: bool = Field(default=False, description=(
+        "A stack frame: it can decide when nothing more specific matched, but is not listed as evidence "
+        "beside a line of the same rule that states the failure"))
 
     @model_validator(mode="after")
     def _check(self) -> Pattern:
@@ -125,6 +134,15 @@ class Rule(BaseModel):
     priority: int = Field(ge=0, le=1000, description="Unique; among decisive matches the highest wins")
     phase: list[Phase] = Field(min_length=1)
     patterns: list[Pattern] = Field(default_factory=list)
+    cues: list[Pattern] = Field(
+        default_factory=list,
+        description="Weak hints (frames, file names, wrapper lines) that never decide: they rank this pattern "
+                    "among the alternatives when no rule is decisive",
+    )
+    symptom: bool = Field(
+        default=False,
+        description="A symptom, not a cause (a wrong result): it wins only when no other rule matched at all",
+    )
     captures: list[str] = Field(default_factory=list, description="Named groups reported as fields")
     value_maps: dict[str, dict[str, str]] = Field(
         default_factory=dict, description="field -> {raw value -> readable value}, e.g. device type codes"
@@ -143,6 +161,8 @@ class Rule(BaseModel):
         missing = set(self.captures) - groups
         if missing:
             raise ValueError(f"captures not named in any regex: {sorted(missing)}")
+        if any(c.weight >= 0.5 for c in self.cues):
+            raise ValueError("a cue is a hint: its weight must stay below 0.5 (use a pattern to decide)")
         if self.id != "unknown" and self.id != "segfault_no_message" and not self.patterns:
             raise ValueError("a pattern guide needs at least one regex")
         return self
