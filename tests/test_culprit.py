@@ -48,7 +48,7 @@ def test_a_device_cause_is_overturned_when_parity_later_finds_the_same_device() 
 
 
 def test_a_restated_oom_without_the_package_stays_at_pattern_level_with_the_fixes_for_its_class(tmp_path) -> None:
-    r = offline(tmp_path, "out_of_memory__gpu_caching_allocator")
+    r = offline(tmp_path, "out_of_memory__aoti_load_llama_dso")
     rc = r.root_cause
     assert r.pattern == "out_of_memory" and rc and rc.level == "pattern" and not rc.named
     assert r.stopped_because != "root_cause_named"

@@ -51,6 +51,11 @@ def test_every_log_under_the_fixtures_is_a_checked_fixture_or_named_as_not_evide
                          str(x.relative_to(FIXTURES)))
 def test_a_fixture_header_names_torch_the_device_the_command_and_its_writer(glob, path) -> None:
     head = header(path)
+    if re.search(r"^# source: https://", head, re.M):
+        # quoted from a public thread: each line says what the thread states, or that it does not state it
+        for key in ("torch", "device", "command"):
+            assert re.search(rf"^# {key}: \S", head, re.M), f"{path.name}: no '# {key}:' line in its header"
+        return
     assert TORCH.search(head), f"{path.name}: no torch version in its header"
     assert DEVICE.search(head), f"{path.name}: no '# gpu:', '# host:' or GPU name in its header"
     assert re.search(r"^# command: \S", head, re.M), f"{path.name}: no '# command:' line in its header"
