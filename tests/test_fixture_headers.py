@@ -15,6 +15,7 @@ FIXTURES = ROOT / "tests" / "fixtures"
 WRITERS = {
     "logs/*.log": None,
     "forensics/*.log": None,
+    "culprit/*.log": None,
     "gpu_capture/logs/*.log": ("tests/gpu/capture.py", "aoti-debug GPU capture, job "),
     "gpu_triage_suite/logs/*/step*.log": ("tests/gpu/triage_suite.py", "aoti-debug GPU triage suite: example "),
 }
@@ -22,7 +23,7 @@ WRITERS = {
 # stderr.
 NOT_EVIDENCE = ("gpu_triage_suite/logs/*.suite.log", "gpu_mcp_triage/server_stderr.log")
 # A `# source:` line names one of these scripts (which write the header) or a public URL.
-SOURCE = re.compile(r"tests/(?:make_fixture_logs|gpu/capture_memcheck|gpu/verify_forensics)\.py|https://\S+")
+SOURCE = re.compile(r"tests/(?:make_fixture_logs|culprit_fixture_logs|gpu/capture_memcheck|gpu/verify_forensics)\.py|https://\S+")
 TORCH = re.compile(r"torch:? \d+\.\d+\.\d+")
 DEVICE = re.compile(r"^# (?:gpu|host|device): |NVIDIA ", re.M)
 
@@ -70,5 +71,6 @@ def test_a_fixture_header_names_torch_the_device_the_command_and_its_writer(glob
 
 
 def test_the_scripts_named_as_sources_exist() -> None:
-    for name in ("tests/make_fixture_logs.py", "tests/gpu/capture_memcheck.py", "tests/gpu/verify_forensics.py"):
+    for name in ("tests/make_fixture_logs.py", "tests/culprit_fixture_logs.py", "tests/gpu/capture_memcheck.py",
+                 "tests/gpu/verify_forensics.py"):
         assert (ROOT / name).is_file(), name
