@@ -47,6 +47,9 @@ async def test_waited_and_background_runs_share_one_limit_and_a_refused_start_cr
     for rid in old:  # finished runs: a start beyond MAX_KEPT_RUNS would prune the oldest
         (home / "runs" / rid).mkdir(parents=True)
     args = {"argv": ["python", "sleep.py", "8"], "cwd": str(root), "timeout_s": 30}
+    with anyio.fail_after(180):  # background runs an earlier test on this worker left going hold slots too
+        while runs._active:
+            await anyio.sleep(0.2)
     async with Client(build_server([root])) as client:
         results: list = []
 
