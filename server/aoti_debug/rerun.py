@@ -55,15 +55,18 @@ class Plan:
     roots: list[Path]
 
 
-def plan(req: RerunRequest, roots: list[Path]) -> Plan:
-    """Validate everything and create the run directory; BadInput before anything runs."""
+def plan(req: RerunRequest, roots: list[Path], *, shared_cache: Path | None = None) -> Plan:
+    """Validate everything and create the run directory; BadInput before anything runs.
+
+    shared_cache: a triage's one inductor cache, used instead of a fresh one where the flags allow it."""
     cwd = command.check_cwd(req.cwd, roots)
     argv = command.check_command(req.argv, roots, cwd)
     if {"backtrace", "memcheck"} <= set(req.presets):
         raise BadInput("the backtrace and memcheck presets cannot be combined: run them one after the other")
     run_id = runs.new_run_id()
     run_dir = runs.run_path(run_id)
-    uses = flags.resolve(req.presets, req.flags, roots=roots, cwd=cwd, run_dir=run_dir, fresh_cache=req.fresh_cache)
+    uses = flags.resolve(req.presets, req.flags, roots=roots, cwd=cwd, run_dir=run_dir, fresh_cache=req.fresh_cache,
+                         shared_cache=shared_cache)
     runs.create(run_id)
     runs.save(run_id, req.model_dump_json(indent=2), "request.json")
     log.info("run %s: argv=%s cwd=%s flags=%s", run_id, argv, cwd, {u.name: u.value for u in uses})

@@ -32,6 +32,9 @@ NOT_STEPS = {"triage", "get_run", "classify_error"}
 # A package path in a command's output: `package: /abs/x.pt2`, "saved to x.pt2", quoted or bare.
 PACKAGE_RX = re.compile(r"""(?:^|[\s'"=(:,])((?:~|\.{0,2}/)?[^\s'"(),:]*\.pt2)(?=$|[\s'"),:.;])""", re.M)
 STATUS = {"done": "ok", "running": "running", "cancelled": "cancelled", "error": "error"}
+# The triage's one inductor cache (in its run directory): the baseline and every rerun whose flags are all
+# cache_safe (guides/debug-flags.md) build there, so generated files, Triton kernels and the ISA probe are reused.
+SHARED_CACHE = "inductor_cache"
 
 
 def find_package(text: str, cwd: Path | None, roots: list[Path]) -> Path | None:
@@ -134,8 +137,8 @@ def _start(ctx: Ctx, p: TriagePlan) -> None:
         step.log_path, step.cost_s = str(ctx.log_path), round(time.monotonic() - t, 2)
         report.steps.append(step)
         return
-    step = Step(index=1, tool="rerun_with_flags", why="Baseline: the command as given, with faulthandler and a "
-                "fresh inductor cache, output captured unbuffered.", status="done")
+    step = Step(index=1, tool="rerun_with_flags", why="Baseline: the command as given, with faulthandler and the "
+                "triage's own inductor cache (empty at first), output captured unbuffered.", status="done")
     t = time.monotonic()
     r = run(ctx, RerunRequest(argv=req.argv or [], cwd=req.cwd, fresh_cache=True, forensics=False,
                               timeout_s=max(1.0, min(req.timeout_s, ctx.left()))), step)
@@ -188,7 +191,7 @@ def execute(p: TriagePlan, *, cancel: threading.Event | None = None, note: proc.
     report = TriageReport(run_id=p.run_id, status="running", mode="command" if req.argv else "offline",
                           command=req.argv or [], budget_s=req.budget_s)
     ctx = p.ctx = Ctx(req=req, roots=p.roots, report=report, cwd=req.cwd, cancel=cancel, note=note,
-                      deadline=time.monotonic() + req.budget_s,
+                      deadline=time.monotonic() + req.budget_s, shared_cache=p.run_dir / SHARED_CACHE,
                       package=Path(req.package_path) if req.package_path else None)
     try:
         _start(ctx, p)

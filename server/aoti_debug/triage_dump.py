@@ -64,7 +64,7 @@ def dump(ctx: Ctx, step: Step) -> Step:
         if ctx.note:
             ctx.note(time.monotonic() - ctx.t0, nbytes, f"{label} ({what}, {elapsed:.0f} s)")
 
-    res = dump_kernel_inputs(req, ctx.roots, cancel=ctx.cancel, note=note)
+    res = dump_kernel_inputs(req, ctx.roots, cancel=ctx.cancel, note=note, shared_cache=ctx.shared_cache)
     last = res.passes[-1] if res.passes else None
     step.ran = [f"printer level {p.level}: run {p.run_id}" for p in res.passes]
     step.run_id, step.log_path = (last.run_id, last.log_path) if last else (None, None)

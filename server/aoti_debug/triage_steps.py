@@ -51,6 +51,7 @@ class Ctx:
     log_path: Path | None = None  # the failing run's output
     assert_log: Path | None = None  # the latest log holding an index assert
     cache_dir: Path | None = None  # the baseline's inductor cache (sources when there is no package)
+    shared_cache: Path | None = None  # the triage's one inductor cache, shared by reruns whose flags allow it
     classification: Classification | None = None
     package: Path | None = None
     contract: InputContract | None = None
@@ -256,7 +257,7 @@ def rerun_preset(ctx: Ctx, step: Step) -> Step:
 
 def run(ctx: Ctx, req: RerunRequest, step: Step, build: bool = True) -> RunResult:
     """One rerun through the rerun tool; its run id, flags, outcome and classification go into the step."""
-    plan = rerun.plan(req, ctx.roots)
+    plan = rerun.plan(req, ctx.roots, shared_cache=ctx.shared_cache)
     label = f"step {step.index}: {step_label(step)}"
 
     def note(elapsed: float, nbytes: int, what: str) -> None:

@@ -1,0 +1,83 @@
+"""One inductor cache per triage: which compile flags may share it, and real CPU rebuilds that show the printer is
+in inductor's cache keys (a printer rebuild after a plain one prints, a plain one after it does not)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from aoti_debug import rerun
+from aoti_debug.flags import cache_unsafe, flag_table, resolve
+from aoti_debug.rerun import RerunRequest, RunResult
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "index_oob.py"
+PRINTER = "AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_PRINTER"
+# What level 3 prints around each kernel launch.
+LAUNCH_MARK = "before_launch:"
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("AOTI_DEBUG_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def test_every_compile_flag_states_whether_a_shared_cache_keeps_it_correct() -> None:
+    compile_flags = [f for f in flag_table().flags if f.phase == "compile"]
+    assert compile_flags and all(f.cache_safe is not None and f.cache_reason for f in compile_flags)
+    # the printer and NaN asserts are what triage's reruns set: they must be covered by the keys
+    assert {f.name for f in compile_flags if f.cache_safe} >= {PRINTER, "TORCHINDUCTOR_NAN_ASSERTS"}
+
+
+def test_a_rerun_gets_the_shared_cache_only_when_every_compile_flag_it_sets_is_cache_safe(tmp_path) -> None:
+    shared, run_dir = tmp_path / "shared", tmp_path / "run"
+
+    def cache(presets: list[str], flags: dict[str, str], share: Path | None = shared) -> str:
+        uses = resolve(presets, flags, roots=[tmp_path], cwd=tmp_path, run_dir=run_dir, shared_cache=share)
+        return next(u.value for u in uses if u.name == "TORCHINDUCTOR_CACHE_DIR")
+
+    fresh = str(run_dir / "inductor_cache")
+    assert cache([], {}) == cache(["sanity"], {}) == cache(["kernel_names"], {}) == str(shared)
+    assert cache([], {PRINTER: "2", "AOT_INDUCTOR_FILTERED_KERNELS_TO_PRINT": "k1"}) == str(shared)
+    assert cache(["logs"], {}) == cache(["trace"], {}) == cache(["sanity", "minifier"], {}) == fresh
+    assert cache(["sanity"], {}, share=None) == fresh, "outside a triage every rerun keeps its fresh cache"
+    given = tmp_path / "mine"
+    given.mkdir()
+    assert cache([], {"TORCHINDUCTOR_CACHE_DIR": str(given)}) == str(given), "a cache the caller names wins"
+    uses = resolve(["logs"], {}, roots=[tmp_path], cwd=tmp_path, run_dir=run_dir, shared_cache=shared)
+    assert cache_unsafe(uses) == ["TORCH_LOGS"]
+
+
+def _rebuild(tmp_path: Path, shared: Path, flags: dict[str, str]) -> RunResult:
+    """examples/index_oob.py compiled and run (it fails on its planted id) in the shared cache."""
+    req = RerunRequest(argv=[sys.executable, str(EXAMPLE), "--package", str(tmp_path / "index_oob.pt2")],
+                       cwd=str(tmp_path), flags=flags, timeout_s=600, forensics=False)
+    return rerun.execute(rerun.plan(req, [ROOT, tmp_path], shared_cache=shared))
+
+
+def _text(r: RunResult) -> str:
+    return Path(r.log_path).read_text(errors="replace") if r.log_path else ""
+
+
+@pytest.mark.spawns
+@pytest.mark.compiles
+@pytest.mark.timeout(1200)
+def test_a_shared_cache_serves_a_printer_rebuild_and_a_plain_one_after_it_each_their_own_code(tmp_path) -> None:
+    shared = tmp_path / "shared"
+    runs = [("plain", {}), ("printer", {PRINTER: "3"}), ("plain again", {})]
+    results = {}
+    for name, flags in runs:
+        r = results[name] = _rebuild(tmp_path, shared, flags)
+        cache = next(u.value for u in r.flags if u.name == "TORCHINDUCTOR_CACHE_DIR")
+        assert cache == str(shared), name
+        assert r.compile and r.compile.compiled is True, f"{name}: a rebuild in a used cache is still seen"
+        assert r.classification and r.classification.pattern == "triton_index_out_of_bounds", name
+        print(f"{name}: {r.duration_s:.1f} s")
+    assert LAUNCH_MARK not in _text(results["plain"])
+    assert LAUNCH_MARK in _text(results["printer"]), "the printer rebuild must not reuse the plain build's code"
+    assert LAUNCH_MARK not in _text(results["plain again"]), "the plain rebuild must not reuse the printer's code"
+    # the keys separate the two configurations and match identical ones: two wrappers, not three
+    wrappers = sorted(p.name for p in shared.rglob("*.wrapper.cpp"))
+    assert len(wrappers) == 2, wrappers
