@@ -81,3 +81,41 @@ def test_a_shared_cache_serves_a_printer_rebuild_and_a_plain_one_after_it_each_t
     # the keys separate the two configurations and match identical ones: two wrappers, not three
     wrappers = sorted(p.name for p in shared.rglob("*.wrapper.cpp"))
     assert len(wrappers) == 2, wrappers
+
+
+LOAD_AND_RUN = '''\
+import sys
+import torch
+model = torch._inductor.aoti_load_package(sys.argv[1])
+torch.manual_seed(0)
+print("sum", round(float(model(torch.randn(4, 8)).sum()), 5))
+'''
+
+
+def _probe_files(r: RunResult) -> list[Path]:
+    cache = Path(next(u.value for u in r.flags if u.name == "TORCHINDUCTOR_CACHE_DIR"))
+    return sorted(cache.rglob("*.so")) if cache.is_dir() else []
+
+
+@pytest.mark.spawns
+@pytest.mark.compiles
+def test_a_load_only_rerun_with_the_load_only_preset_skips_the_isa_probe_and_computes_the_same(tmp_path) -> None:
+    from pkgs import build_example
+
+    pkg = build_example("static_shape_mismatch")  # exported with x [4, 8]: called right here
+    script = tmp_path / "load_and_run.py"
+    script.write_text(LOAD_AND_RUN)
+
+    def load(presets: list[str]) -> RunResult:
+        req = RerunRequest(argv=[sys.executable, str(script), str(pkg)], cwd=str(tmp_path), presets=presets,
+                           timeout_s=300, forensics=False)
+        return rerun.execute(rerun.plan(req, [ROOT, tmp_path]))
+
+    plain, fast = load([]), load(["load_only"])
+    for r in (plain, fast):
+        assert r.exit_code == 0 and r.status == "ok", r.stderr_tail
+    assert "sum " in plain.stdout_tail and plain.stdout_tail.strip() == fast.stdout_tail.strip()
+    assert fast.flags and any(u.name == "TORCHINDUCTOR_VEC_ISA_OK" and u.value == "1" for u in fast.flags)
+    # without it the load compiled an ISA probe into its fresh cache; with it nothing was built
+    assert _probe_files(plain) and not _probe_files(fast)
+    print(f"load and run, 2.13 CPU, fresh cache: {plain.duration_s:.1f} s; with load_only: {fast.duration_s:.1f} s")

@@ -33,6 +33,9 @@ SLOWDOWN = {"backtrace": 1.5, "memcheck": 2.0}
 # A run shorter than this is not worth starting.
 MIN_RUN_S = 10.0
 PARITY_S = 15.0
+# Added to every rerun of a command that only loads: it skips the CPU ISA probe of aoti_load_package (about 40 s a
+# load on torch 2.11), whose result only feeds a warning there; never on a compile (guides/debug-flags.md).
+LOAD_PRESET = "load_only"
 TAIL = 4 * 2**20
 
 
@@ -202,8 +205,8 @@ def _plan_run(ctx: Ctx, step: Step, preset: str) -> tuple[list[str], dict[str, s
     if set(preset_flags(preset)) != set(runtime_only(preset)):
         step.found.append(f"run-time flags only ({', '.join(runtime_only(preset))}), on a command that builds "
                           "nothing: the compile-time ones do not matter for this pattern")
-        return load, runtime_only(preset), [], False
-    return load, {}, [preset], False
+        return load, runtime_only(preset), [LOAD_PRESET], False
+    return load, {}, [preset, LOAD_PRESET], False
 
 
 def rerun_preset(ctx: Ctx, step: Step) -> Step:
