@@ -119,3 +119,27 @@ def test_a_load_only_rerun_with_the_load_only_preset_skips_the_isa_probe_and_com
     # without it the load compiled an ISA probe into its fresh cache; with it nothing was built
     assert _probe_files(plain) and not _probe_files(fast)
     print(f"load and run, 2.13 CPU, fresh cache: {plain.duration_s:.1f} s; with load_only: {fast.duration_s:.1f} s")
+
+
+@pytest.mark.spawns
+@pytest.mark.compiles
+def test_a_triage_probes_the_runtime_beside_its_baseline_and_its_load_only_rerun_skips_the_isa_probe(
+        tmp_path) -> None:
+    import shutil
+
+    from aoti_debug.triage import triage
+    from aoti_debug.triage_model import TriageRequest
+    from pkgs import build_example
+
+    pkg = tmp_path / "dtype_mismatch.pt2"  # a copy inside the root (tests/.build may be a symlink out of it)
+    shutil.copy2(build_example("dtype_mismatch"), pkg)
+    argv = [sys.executable, str(ROOT / "examples" / "dtype_mismatch.py"), "--package", str(pkg), "--load-only"]
+    r = triage(TriageRequest(argv=argv, cwd=str(tmp_path)), [ROOT, tmp_path])
+    rc = r.root_cause
+    assert r.pattern == "input_shape_mismatch" and rc and rc.named and (rc.kind, rc.input_index) == ("dtype", 1)
+    parity = next(s for s in r.steps if s.tool == "check_parity")
+    assert parity.status == "done" and any("runtime probed beside the baseline run" in f for f in parity.found)
+    sanity = next(s for s in r.steps if s.preset == "sanity")
+    # the command builds nothing (seen by the baseline), so the sanity rerun only loads: no ISA probe
+    assert sanity.flags.get("TORCHINDUCTOR_VEC_ISA_OK") == "1" and sanity.flags.get("AOTI_RUNTIME_CHECK_INPUTS") == "1"
+    print("steps (s):", [(s.tool, s.preset, s.cost_s) for s in r.steps], "total", r.elapsed_s)

@@ -1,8 +1,8 @@
 """dump_kernel_inputs: rebuild with the printer at level 3 to find the failing kernel, then at level 2 (or 1) on it.
 
 Each pass is a rerun (a fresh TORCHINDUCTOR_CACHE_DIR or triage's shared one, its own run directory, the
-flag allow-list); the repro must compile (not --load-only): the printer is generated code. stdout is a pty, so printf lines
-survive a crash.
+flag allow-list); the repro must compile (not --load-only): the printer is generated code. stdout is a pty,
+so printf lines survive a crash.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aoti_debug import command, flags, proc, runs
+from aoti_debug import command, flags, probe, proc, runs
 from aoti_debug.classify import Classification, classify_file, classify_text
 from aoti_debug.errors import AotiDebugError, BadInput
 from aoti_debug.explain import markdown, next_thing, step_label
@@ -21,7 +21,7 @@ from aoti_debug.roots import check_path
 from aoti_debug.runresult import URI, RunProgress, RunResult
 from aoti_debug.triage_dump import PRINTER_KEYS, dump
 from aoti_debug.triage_model import Step, TriageReport, TriageRequest
-from aoti_debug.triage_steps import TAIL, Ctx, oob, parity, rerun_preset, run
+from aoti_debug.triage_steps import TAIL, Ctx, oob, parity, prefetch, rerun_preset, run
 
 log = logging.getLogger("aoti_debug.runs")
 
@@ -193,6 +193,8 @@ def execute(p: TriagePlan, *, cancel: threading.Event | None = None, note: proc.
     ctx = p.ctx = Ctx(req=req, roots=p.roots, report=report, cwd=req.cwd, cancel=cancel, note=note,
                       deadline=time.monotonic() + req.budget_s, shared_cache=p.run_dir / SHARED_CACHE,
                       package=Path(req.package_path) if req.package_path else None)
+    if req.argv and req.probe_runtime:  # parity's runtime probe needs no package: take it while the baseline runs
+        ctx.runtime_probe = prefetch(lambda: probe.run_probes(probe.check_python(None), None))
     try:
         _start(ctx, p)
         _follow(ctx)

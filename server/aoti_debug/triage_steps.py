@@ -5,8 +5,11 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from aoti_debug import proc, rerun, runs
 from aoti_debug.classify import Classification, classify_file
@@ -20,6 +23,7 @@ from aoti_debug.logclean import file_chunks
 from aoti_debug.memcheck import find_sanitizer, parse_memcheck
 from aoti_debug.oob_model import OobExplanation
 from aoti_debug.parity import check_parity
+from aoti_debug.probe import ProbeOutcome
 from aoti_debug.rerun import RerunRequest, RunResult
 from aoti_debug.triage_causes import from_backtrace, from_classification, from_memcheck, from_oob, from_parity
 from aoti_debug.triage_model import RootCause, Step, TriageReport, TriageRequest
@@ -55,6 +59,7 @@ class Ctx:
     assert_log: Path | None = None  # the latest log holding an index assert
     cache_dir: Path | None = None  # the baseline's inductor cache (sources when there is no package)
     shared_cache: Path | None = None  # the triage's one inductor cache, shared by reruns whose flags allow it
+    runtime_probe: Future | None = None  # check_parity's runtime probe, started beside the baseline run
     classification: Classification | None = None
     package: Path | None = None
     contract: InputContract | None = None
@@ -123,7 +128,8 @@ def parity(ctx: Ctx, step: Step) -> Step:
         ctx.budget_hit = True
         return skip(step, f"budget: {ctx.left():.0f} s left")
     step.ran = [str(ctx.package)]
-    rep = check_parity(ctx.package, probe_runtime=ctx.req.probe_runtime)
+    runtime = _prefetched(ctx, step)
+    rep = check_parity(ctx.package, probe_runtime=ctx.req.probe_runtime, runtime=runtime)
     model = rep.package.model()
     if model is not None:
         ctx.contract = model.contract
@@ -147,6 +153,34 @@ def parity(ctx: Ctx, step: Step) -> Step:
     if not ctx.req.probe_runtime:
         step.found.append("runtime not probed (probe_runtime=false): package facts only")
     return step
+
+
+def prefetch(fn: Callable[[], Any]) -> Future:
+    """Run fn on a daemon thread now; the step that needs its result waits for it (an exception is re-raised)."""
+    fut: Future = Future()
+
+    def work() -> None:
+        t = time.monotonic()
+        try:
+            fut.set_result((fn(), time.monotonic() - t))
+        except BaseException as exc:  # handed to the step that waits, which reports it
+            fut.set_exception(exc)
+
+    threading.Thread(target=work, daemon=True, name="aoti-debug-prefetch").start()
+    return fut
+
+
+def _prefetched(ctx: Ctx, step: Step) -> ProbeOutcome | None:
+    """The runtime probe taken beside the baseline (None: probe now); its own cost goes into the step."""
+    if ctx.runtime_probe is None or not ctx.req.probe_runtime:
+        return None
+    try:
+        (runtime, _inputs), cost = ctx.runtime_probe.result()
+    except Exception as exc:  # the probe failed to run at all: probe again, in the step
+        step.found.append(f"the runtime probe beside the baseline failed ({exc}); probed again")
+        return None
+    step.found.append(f"runtime probed beside the baseline run ({cost:.0f} s)")
+    return runtime
 
 
 # --- rerun_with_flags ------------------------------------------------------------------------------
