@@ -66,15 +66,18 @@ def _stop(res: DumpResult, r: RunResult, log: PrinterLog, level: int) -> bool:
 
 
 def dump_kernel_inputs(req: DumpRequest, roots: list[Path], *, cancel: threading.Event | None = None,
-                       note: proc.Note | None = None, shared_cache: Path | None = None) -> DumpResult:
+                       note: proc.Note | None = None, shared_cache: Path | None = None,
+                       find_kernel: bool = True) -> DumpResult:
     """Both passes, parsed; suspects named; an index assert explained from the rebuilt sources.
 
-    shared_cache: a triage's inductor cache for both passes (the printer is in its cache keys)."""
+    shared_cache: a triage's inductor cache for both passes (the printer is in its cache keys).
+    find_kernel=False: no level-3 pass when no kernel is given (a failure that never stops inside a launch,
+    like a NaN, leaves no unmatched before_launch for it to find): level 2 prints every kernel at once."""
     t0 = time.monotonic()
     res = DumpResult(status="ok")
     r1 = log1 = None
     focus = list(req.kernels)
-    if not focus:
+    if not focus and find_kernel:
         r1, log1, _ = _pass(req, roots, 3, {}, cancel, note, t0, [], shared_cache)
         res.passes.append(_summary(r1, 3, log1))
         if _stop(res, r1, log1, 3):
