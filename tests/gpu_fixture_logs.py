@@ -1,4 +1,4 @@
-"""Golden fixtures cut from GPU runs: the H200 capture (tests/fixtures/gpu_capture) and one earlier run.
+"""Golden fixtures cut from GPU runs: the H200 capture (tests/fixtures/gpu_capture).
 
 Written by `python tests/make_fixture_logs.py`; the capture's header is kept under a `# source:` line.
 """
@@ -57,47 +57,8 @@ GPU_FIXTURES: list[GpuFixture] = [
     GpuFixture("gpu_printer_level2_stats", "nan_inf", "nan.printer2_filtered.log"),
     GpuFixture("gpu_faulthandler_load", "segfault_no_message", "toolchain_segfault.base.log"),
     GpuFixture("gpu_cuda_gdb_backtrace", "native_abi", "toolchain_segfault.cuda_gdb.log", drop=GDB_NOISE),
-    GpuFixture("gpu_wrong_values_no_error", "unknown", "dynamic_above_max.base.log"),
+    GpuFixture("gpu_wrong_values_no_error", "wrong_output", "dynamic_above_max.base.log"),
 ]
-
-
-@dataclass(frozen=True)
-class EarlierRun:
-    """A section of an earlier H200 run log kept outside the repository (/work/.device): no capture header."""
-
-    name: str
-    pattern: str
-    path: str
-    section: str  # the "##### <section> rc=N env=..." title
-    note: str
-
-
-EARLIER_RUNS = [
-    EarlierRun("gpu_caching_allocator", "out_of_memory", "/work/.device/2/logs.txt", "big_oom",
-               "a CUDA package run on an input of 300000 rows (the call is in the traceback); the script "
-               "(/tmp/run.py) and the package were not kept"),
-]
-
-
-def write_earlier_run_fixture(er: EarlierRun) -> Path | None:
-    src = Path(er.path)
-    if not src.exists():
-        return None
-    text = src.read_text(encoding="utf-8", errors="replace")
-    first = text.split("\n", 1)[0]  # "torch <version> <git> <gpu>"
-    section = next(sec for sec in text.split("\n##### ")[1:] if sec.startswith(f"{er.section} "))
-    title, _, body = section.partition("\n")
-    rc = re.search(r"rc=(-?\d+)", title).group(1)
-    body_text, dropped = trim(body.rstrip("\n"))
-    header = [f"# source: earlier H200 run by a colleague, {er.path} section '##### {title}' (not in the "
-              "repository; body trimmed by tests/make_fixture_logs.py)",
-              f"# run log first line: {first}", f"# what ran: {er.note}", f"# exit status: {rc}"]
-    if dropped:
-        header.append(f"# trimmed: {dropped} lines, {TRIM_NOTE}")
-    header.append("#")
-    path = LOGS / f"{er.pattern}__{er.name}.log"
-    path.write_text("\n".join(header) + "\n" + body_text + "\n", encoding="utf-8")
-    return path
 
 
 def _split_header(lines: list[str]) -> int:

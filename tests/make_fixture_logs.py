@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pkgs  # noqa: E402
 from fixture_scripts import SCRIPTS  # noqa: E402
-from gpu_fixture_logs import EARLIER_RUNS, GPU_FIXTURES, write_earlier_run_fixture, write_gpu_fixture  # noqa: E402
+from gpu_fixture_logs import GPU_FIXTURES, write_gpu_fixture  # noqa: E402
 from logtrim import TRIM_NOTE, trim  # noqa: E402
 
 ROOT = pkgs.ROOT
@@ -181,7 +181,7 @@ CASES: list[Case] = [
     Case("cpu_c_shim_undeclared_type", "cpp_compile_error", ("{work}/c_shim.py", "compile", "{work}/shim.pt2"),
          env={"TORCHINDUCTOR_CACHE_DIR": "{work}/cache"}, bug="a C-shim declaration with a misspelled type",
          fields={"exception": "CppCompileError", "compiler_error": "‘UndeclaredType’ has not been declared"}),
-    Case("cpu_no_working_compiler", "cpp_compile_error", ("examples/nan.py", "--package", "{work}/nan.pt2"),
+    Case("cpu_no_working_compiler", "toolchain_setup", ("examples/nan.py", "--package", "{work}/nan.pt2"),
          env={"CXX": "/opt/nope/g++", "TORCHINDUCTOR_CACHE_DIR": "{work}/cache"},
          bug="CXX names a compiler that does not exist"),
     Case("cpu_data_dependent_guard", "export_failure", ("{work}/export_fail.py", "data_dependent"), live=True,
@@ -298,11 +298,9 @@ def main(argv: list[str]) -> int:
             print(f"cpu {c.name:40s} {c.pattern:28s} {'live' if c.live else ''}")
         for fx in GPU_FIXTURES:
             print(f"gpu {fx.name:40s} {fx.pattern}")
-        for er in EARLIER_RUNS:
-            print(f"gpu {er.name:40s} {er.pattern}")
         return 0
     wanted = set(argv)
-    known = {c.name for c in CASES} | {fx.name for fx in GPU_FIXTURES} | {er.name for er in EARLIER_RUNS}
+    known = {c.name for c in CASES} | {fx.name for fx in GPU_FIXTURES}
     if wanted - known:
         print(f"unknown case(s): {sorted(wanted - known)}", file=sys.stderr)
         return 2
@@ -312,9 +310,6 @@ def main(argv: list[str]) -> int:
     for fx in GPU_FIXTURES:
         if not wanted or fx.name in wanted:
             written.append(write_gpu_fixture(fx))
-    for er in EARLIER_RUNS:
-        if (not wanted or er.name in wanted) and (path := write_earlier_run_fixture(er)):
-            written.append(path)
     for case in CASES:
         if wanted and case.name not in wanted:
             continue

@@ -130,13 +130,15 @@ async def test_guides_edited_after_the_cache_was_written_are_parsed_afresh(tmp_p
         load_guides.cache_clear()
 
 
+@pytest.mark.spawns
 def test_a_server_start_imports_no_engine_yaml_or_torch() -> None:
     probe = ("import sys, aoti_debug.app as a; a.build_server(); "
              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('aoti_debug', 'yaml', 'torch')))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     loaded = set(ast.literal_eval(out.stdout.strip()))
     assert loaded == {"aoti_debug", "aoti_debug.app", "aoti_debug.errors", "aoti_debug.limits", "aoti_debug.paths",
-                      "aoti_debug.probe", "aoti_debug.roots", "aoti_debug.startcache"}, out.stderr
+                      "aoti_debug.probe", "aoti_debug.roots", "aoti_debug.startcache",
+                      "aoti_debug.version"}, out.stderr
 
 
 @pytest.mark.anyio

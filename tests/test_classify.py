@@ -99,3 +99,83 @@ def test_a_large_log_is_streamed_with_bounded_memory(tmp_path) -> None:
     assert result.pattern == "triton_index_out_of_bounds"
     assert result.evidence[0].line == result.lines_scanned
     assert peak < 16 * 2**20, f"peak {peak / 2**20:.1f} MiB"
+
+
+def test_an_error_at_the_end_of_a_20_mb_line_is_found_with_its_text(tmp_path) -> None:
+    # The message straddles a 1 MiB read boundary of a line with no newline for 20 MB.
+    path = tmp_path / "long.log"
+    head = b"=" * (20 * 2**20 - len(IMA) // 2)
+    path.write_bytes(head + b" " + IMA.encode() + b"\n")
+    tracemalloc.start()
+    result = classify_file(path)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert result.pattern == "cuda_illegal_memory_access"
+    assert result.evidence[0].text.endswith("an illegal memory access was encountered")
+    assert result.lines_scanned == 1 and result.bytes_scanned == path.stat().st_size
+    assert peak < 16 * 2**20, f"peak {peak / 2**20:.1f} MiB"
+
+
+def test_a_progress_bar_redrawn_with_cr_is_a_line_per_redraw() -> None:
+    bar = b"".join(b"Loading inputs: %3d%%|####      | %d/95\r" % (i, i) for i in range(200_000))
+    result = classify_text(bar + CPU_OOB.encode() + b"\n")
+    assert result.pattern == "triton_index_out_of_bounds"
+    assert result.evidence[0].text == CPU_OOB
+
+
+def test_a_log_with_nothing_known_is_unknown_at_half_confidence_and_says_so() -> None:
+    result = classify_text("Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+                           "KeyError: 'lr'\n")
+    assert result.pattern == "unknown" and result.alternatives == []
+    assert result.confidence == 0.5
+    assert result.summary.startswith("Nothing matched")
+
+
+def test_weak_cues_rank_alternatives_for_unknown_and_lower_its_confidence() -> None:
+    # Only frames and a generated kernel name: nothing states the failure, but it looks like Inductor.
+    text = ('  File "/venv/lib/python3.11/site-packages/triton/compiler/compiler.py", line 307, in compile\n'
+            '    next_module = compile_ir(module, metadata)\n'
+            "  triton_poi_fused_add_0.run(buf0, 16, grid=grid(16))\n"
+            "RuntimeError: unexpected state\n")
+    result = classify_text(text)
+    assert result.pattern == "unknown"
+    assert result.alternatives and result.alternatives[0].pattern == "lowering_error"
+    assert 0 < result.confidence < 0.5
+    assert "Seen:" in result.summary and "lowering_error" in result.summary
+    assert result.phase == "compile"
+
+
+def test_a_frame_decides_only_when_no_line_states_the_failure() -> None:
+    frame = ('  File "/venv/lib/python3.11/site-packages/torch/export/_trace.py", line 1017, in wrapper\n'
+             "    ep = fn(*args, **kwargs)\n")
+    alone = classify_text(frame + "NotImplementedError: UserDefinedObjectVariable(MyTensor)\n")
+    assert alone.pattern == "export_failure" and alone.evidence[0].line == 1
+    stated = classify_text(frame + "torch._dynamo.exc.UserError: Constraints violated (b)!\n")
+    assert stated.pattern == "export_failure" and {e.line for e in stated.evidence} == {3}
+
+
+def test_a_wrong_result_is_a_symptom_that_any_cause_outranks() -> None:
+    mismatch = "AssertionError: Tensor-likes are not close!\n\nMismatched elements: 400 / 400 (100.0%)\n"
+    assert classify_text(mismatch).pattern == "wrong_output"
+    resized = ("Warning: An output with one or more elements was resized since it had shape [4, 16], which does "
+               "not match the required output shape [6, 16]. This behavior is deprecated\n")
+    result = classify_text(resized + mismatch)
+    assert result.pattern == "input_shape_mismatch"
+    assert "wrong_output" in {a.pattern for a in result.alternatives}
+    nan = mismatch + "Greatest absolute difference: nan at index (0, 1) (up to 1e-05 allowed)\n"
+    assert classify_text(nan).pattern == "nan_inf"
+
+
+@pytest.mark.parametrize(("text", "phase"), [
+    ('  File "/v/torch/export/_trace.py", line 1017, in wrapper\nRuntimeError: boom\n', "export"),
+    ('  File "/v/torch/_inductor/compile_fx.py", line 2010, in compile_fx\nRuntimeError: boom\n', "compile"),
+    ('  File "/v/torch/_inductor/package/package.py", line 340, in load_package\n'
+     "RuntimeError: create_func_( &container_handle_, num_models) API call failed at x.cpp, line 121\n", "load"),
+    ('  File "/v/torch/_inductor/package/package.py", line 340, in load_package\n  File "run.py", line 9\n'
+     "RuntimeError: run_func_( container_handle_, input_handles.data()) API call failed at x.cpp, line 144\n", "run"),
+    # no marker: the winner's own phase when it has only one (input checks are run-time), else none
+    ("RuntimeError: input_handles[0]: unmatched dim value at 1, expected: 8, but got: 12\n", "run"),
+    ("KeyError: 'lr'\n", None),
+])
+def test_the_phase_is_the_last_marker_of_the_log_else_the_patterns_own(text, phase) -> None:
+    assert classify_text(text).phase == phase

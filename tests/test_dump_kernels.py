@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import gpu_replay
 import pytest
 from aoti_debug.cli import main as cli_main
 from aoti_debug.dump_kernels import dump_kernel_inputs
@@ -16,6 +20,13 @@ from pkgs import ROOT
 
 pytestmark = pytest.mark.spawns
 TRITON_OOB = "triton_poi_fused_add_addmm_embedding_relu_0"
+CAPTURE_LOGS = ROOT / "tests" / "fixtures" / "gpu_capture" / "logs"
+
+
+def run_specific(text: str) -> list[str]:
+    """Printer output without its header, addresses and temporary paths (they differ between two runs)."""
+    body = "".join(ln for ln in text.splitlines(keepends=True) if not ln.startswith("# "))
+    return re.sub(r"/tmp/\S+", "/tmp/…", re.sub(r"0x[0-9a-f]+", "0x…", body)).splitlines()
 
 
 @pytest.fixture(autouse=True)
@@ -84,6 +95,26 @@ class TestH200Replays:
         res = dump(tmp_path, replay("index_oob"), kernels=[TRITON_OOB])
         assert [p.level for p in res.passes] == [2] and res.printed_kernels == [TRITON_OOB]
         assert res.suspects[0].arg == "arg4_1"
+
+    @pytest.mark.parametrize("example", ["index_oob", "nan", "dynamic_zero_below_min"])
+    def test_dropping_other_kernels_records_gives_what_the_filtered_build_printed(self, example) -> None:
+        """The replay's rule for a filter it has no capture of, checked against each real filtered capture."""
+        real = CAPTURE_LOGS / f"{example}.printer2_filtered.log"
+        wanted = gpu_replay.kernels(gpu_replay.captured_env(real)[gpu_replay.FILTER])
+        derived = gpu_replay.filtered((CAPTURE_LOGS / f"{example}.printer2.log").read_text(), wanted)
+        assert run_specific(derived) == run_specific(real.read_text())
+
+    def test_the_replay_honours_the_kernel_filter(self, tmp_path) -> None:
+        env = {**os.environ, "AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_PRINTER": "2"}
+        out = {k: subprocess.run(replay("index_oob"), env={**env, gpu_replay.FILTER: k}, capture_output=True,
+                                 text=True, timeout=60) for k in (TRITON_OOB, "aoti_torch_cuda_mm_out")}
+        assert f"[  before_launch - {TRITON_OOB} - arg4_1  ]:" in out[TRITON_OOB].stdout
+        assert "- aoti_torch_cuda_mm_out -" not in out[TRITON_OOB].stdout  # the real filtered capture
+        assert "- aoti_torch_cuda_mm_out -" in out["aoti_torch_cuda_mm_out"].stdout
+        assert f"- {TRITON_OOB} -" not in out["aoti_torch_cuda_mm_out"].stdout
+        level3 = subprocess.run(replay("index_oob"), env={**env, "AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_PRINTER": "3",
+                                gpu_replay.FILTER: TRITON_OOB}, capture_output=True, text=True, timeout=60)
+        assert level3.returncode == 2 and "no capture of index_oob at printer level 3" in level3.stderr
 
     def test_level3_alone_stops_after_naming_the_kernel(self, tmp_path) -> None:
         res = dump(tmp_path, replay("index_oob"), level=3)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 from aoti_debug.errors import BadInput
 from aoti_debug.flags import DIR_FLAGS, WRAPPER_PRESETS, flag_table, resolve
+from aoti_debug.forensics import find_debugger
+from aoti_debug.memcheck import find_sanitizer
 
 TABLE = flag_table()
 ISSUE_FLAGS = {  # the allow-list issue 4 asks for
@@ -88,8 +89,8 @@ def test_variables_outside_the_allow_list_are_refused_with_a_clear_error(name, w
     ({"TORCH_LOGS": "-dynamo"}, "starting with '-' are refused"),
     ({"AOT_INDUCTOR_FILTERED_KERNELS_TO_PRINT": "a;rm -rf /"}, "is not allowed"),
     ({"AOTI_RUNTIME_CHECK_INPUTS": "1\nLD_PRELOAD=x"}, "one line"),
-    ({"CXX": "/nonexistent/g++"}, "not an existing executable file"),
-    ({"CXX": "/etc/passwd"}, "not an existing executable file"),
+    ({"CXX": "/nonexistent/g++"}, "not found"),
+    ({"CXX": "/etc/passwd"}, "is not an executable file"),
     ({"TORCH_TRACE": "/etc"}, "outside the allowed roots"),
     ({"TORCHINDUCTOR_CACHE_DIR": "../../.."}, "outside the allowed roots"),
 ])
@@ -103,14 +104,21 @@ def test_an_unknown_preset_is_refused_with_the_known_ones(where) -> None:
         resolve(["fast"], {}, **where)
 
 
-def test_cxx_must_be_an_existing_compiler_and_is_recorded_by_absolute_path(where, tmp_path) -> None:
-    fake = tmp_path / "g++-wrapper"
-    fake.write_text("#!/bin/sh\nexec g++ \"$@\"\n")
-    fake.chmod(0o755)
-    uses = {u.name: u.value for u in resolve([], {"CXX": str(fake)}, **where)}
-    assert uses["CXX"] == str(fake)
-    if found := shutil.which("g++"):
-        assert {u.name: u.value for u in resolve([], {"CXX": "g++"}, **where)}["CXX"] == found
+def test_cxx_must_be_a_native_compiler_and_is_recorded_by_absolute_path(where, tmp_path) -> None:
+    wrapper = tmp_path / "g++-wrapper"
+    wrapper.write_text("#!/bin/sh\nexec g++ \"$@\"\n")
+    wrapper.chmod(0o755)
+    with pytest.raises(BadInput, match="is not a C\\+\\+ compiler"):
+        resolve([], {"CXX": str(wrapper)}, **where)
+    script = tmp_path / "my-g++"  # named like one, but a script given by path: any program could hide there
+    script.write_text("#!/bin/sh\nexec g++ \"$@\"\n")
+    script.chmod(0o755)
+    with pytest.raises(BadInput, match="is not a native executable"):
+        resolve([], {"CXX": str(script)}, **where)
+    found = shutil.which("g++")
+    if not found:
+        pytest.skip("g++ is not installed: a bare compiler name cannot be resolved here")
+    assert {u.name: u.value for u in resolve([], {"CXX": "g++"}, **where)}["CXX"] == found
 
 
 def test_a_directory_flag_inside_the_roots_is_accepted(where, tmp_path) -> None:
@@ -118,6 +126,19 @@ def test_a_directory_flag_inside_the_roots_is_accepted(where, tmp_path) -> None:
     assert uses["TORCH_TRACE"] == str((tmp_path / "traces").resolve())
 
 
-def test_wrapper_presets_are_in_the_table_and_name_their_tool() -> None:
-    assert set(WRAPPER_PRESETS) <= set(TABLE.presets)
-    assert all(Path(p).name for p in WRAPPER_PRESETS.values())
+# The function that finds each wrapper preset's tool on PATH.
+FINDERS = {"backtrace": find_debugger, "memcheck": find_sanitizer}
+
+
+def test_wrapper_presets_are_in_the_table_and_name_exactly_the_tools_their_finder_looks_for(
+        tmp_path, monkeypatch) -> None:
+    assert set(WRAPPER_PRESETS) <= set(TABLE.presets) and set(WRAPPER_PRESETS) == set(FINDERS)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    for preset, tools in WRAPPER_PRESETS.items():
+        assert FINDERS[preset]() is None, preset  # nothing on PATH: nothing found
+        for tool in tools.split(" or "):
+            exe = tmp_path / tool
+            exe.write_text("#!/bin/sh\n")
+            exe.chmod(0o755)
+            assert FINDERS[preset]() == str(exe), (preset, tool)  # each tool the text names is one it finds
+            exe.unlink()

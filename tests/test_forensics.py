@@ -192,23 +192,36 @@ def test_memcheck_variants_old_location_form_commas_before_and_api_errors() -> N
     assert clean.errors == [] and clean.error_count == 0 and "no memory error" in clean.verdict
 
 
-# Captured on a GPU host by tests/gpu/verify_forensics.py; the name says what they must show:
-# <points_to>__<case>.<debugger>.log for backtraces, <oob|host_crash>__<case>.memcheck.log for memcheck.
-BACKTRACES = sorted(FIXTURES.glob("*.*gdb.log"))
-MEMCHECKS = sorted(FIXTURES.glob("*.memcheck.log"))
+# Real GPU logs whose headers the committed scripts wrote (tests/test_fixture_headers.py checks them).
+SUITE_LOGS = Path(__file__).parent / "fixtures" / "gpu_triage_suite" / "logs"
+CAPTURE_LOGS = Path(__file__).parent / "fixtures" / "gpu_capture" / "logs"
+# A native backtrace -> where it must point (forensics.explain's points_to).
+BACKTRACES = {SUITE_LOGS / "toolchain_segfault" / "step5_rerun_with_flags_backtrace.log": "toolchain"}
+# compute-sanitizer reports of the user Triton kernel of examples/ima_triton.py reading row 1e9 of its input.
+OOB_MEMCHECKS = [CAPTURE_LOGS / "ima_triton.memcheck.log",
+                 SUITE_LOGS / "ima_triton" / "step5_rerun_with_flags_memcheck.sanitizer.log"]
+# Captured by tests/gpu/capture_memcheck.py on a GPU host, then copied here (not yet done: these tests say so).
+CAPTURE_JOB = "run `PYTHONPATH=server python3 tests/gpu/capture_memcheck.py OUT` on a GPU host and copy OUT/forensics/"
+NEAR_OOB = FIXTURES / "oob__aoti_gather_no_index_asserts.memcheck.log"
+HOST_CRASH = FIXTURES / "host_crash__toolchain_load.memcheck.log"
 
 
-@pytest.mark.parametrize("path", BACKTRACES, ids=lambda p: p.name)
-def test_captured_gpu_backtraces_point_where_their_name_says(path) -> None:
+def missing(path: Path):
+    return pytest.mark.skipif(not path.is_file(), reason=f"missing fixture tests/fixtures/forensics/{path.name}: "
+                              f"{CAPTURE_JOB}{path.name} to tests/fixtures/forensics/")
+
+
+@pytest.mark.parametrize("path", sorted(BACKTRACES), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_captured_gpu_backtraces_point_where_they_should(path) -> None:
     text = path.read_text(errors="replace")
-    bt = explain(parse_gdb(text, path.name.rsplit(".", 2)[-2]), parse_faulthandler(text))
+    bt = explain(parse_gdb(text, "cuda-gdb"), parse_faulthandler(text))
     assert bt.signal and bt.frames and bt.top_kind != "unknown", bt
-    assert bt.points_to == path.name.split("__")[0], (bt.points_to, bt.verdict)
+    assert bt.points_to == BACKTRACES[path], (bt.points_to, bt.verdict)
 
 
 def test_the_captured_toolchain_crash_is_std_regex_inside_the_package_at_load() -> None:
-    """Reference section 11.9, reproduced on an H200: libstdc++ template code compiled into the wrapper .so."""
-    text = (FIXTURES / "toolchain__ima_triton_load.cuda-gdb.log").read_text()
+    """Reference section 11.9, reproduced on the GPU host: libstdc++ template code compiled into the wrapper .so."""
+    text = (SUITE_LOGS / "toolchain_segfault" / "step5_rerun_with_flags_backtrace.log").read_text()
     bt = explain(parse_gdb(text, "cuda-gdb"), parse_faulthandler(text))
     assert bt.frames[0].kind == "package" and bt.frames[0].function.startswith("std::codecvt")
     names = [f.function for f in bt.frames]
@@ -217,11 +230,29 @@ def test_the_captured_toolchain_crash_is_std_regex_inside_the_package_at_load() 
     assert bt.exit == "terminated with signal SIGSEGV"
 
 
-@pytest.mark.parametrize("path", MEMCHECKS, ids=lambda p: p.name)
-def test_captured_gpu_memcheck_reports_parse_as_their_name_says(path) -> None:
+@pytest.mark.parametrize("path", OOB_MEMCHECKS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_captured_out_of_bounds_read_is_parsed_to_its_kernel_line_thread_and_distance(path) -> None:
     m = parse_memcheck(path.read_text(errors="replace"))
-    if path.name.startswith("host_crash__"):
-        assert m.errors == [] and m.tool_errors and "backtrace preset" in m.verdict, m
-    else:
-        e = m.errors[0]
-        assert e.kernel and e.file and e.line and e.thread and e.block and e.address, m
+    e = m.errors[0]
+    assert (e.access, e.space, e.size, e.kernel, e.line) == ("read", "global", 4, "gather_rows_kernel", 24), e
+    assert e.file.endswith(".py") and e.thread == "(16,0,0)" and e.block == "(0,0,0)" and e.address, e
+    # row 1e9 of 16 float32 columns: about 54 GB past the 32 MiB allocation the table sits in
+    assert (e.direction, e.allocation_size) == ("after", 33_554_432) and e.distance_bytes > 54 * 10**9, e
+    assert m.kernels == ["gather_rows_kernel"] and m.error_count and m.error_count >= len(m.errors) > 1, m
+    assert "gather_rows_kernel" in m.verdict, m.verdict
+
+
+@missing(NEAR_OOB)
+def test_a_read_just_past_an_inductor_kernels_input_is_parsed_with_its_distance() -> None:
+    """capture_memcheck.py's oob job: row 100 of a 100 x 12 float32 table, its own allocation."""
+    m = parse_memcheck(NEAR_OOB.read_text(errors="replace"))
+    e = m.errors[0]
+    assert e.kernel and e.kernel.startswith("triton_") and e.file and e.line and e.thread and e.block, e
+    assert (e.access, e.direction, e.allocation_size) == ("read", "after", 100 * 12 * 4), e
+    assert 0 <= e.distance_bytes < 12 * 4, e  # within the one row past the end
+
+
+@missing(HOST_CRASH)
+def test_a_host_crash_under_memcheck_is_reported_as_no_device_error() -> None:
+    m = parse_memcheck(HOST_CRASH.read_text(errors="replace"))
+    assert m.errors == [] and m.tool_errors and "backtrace preset" in m.verdict, m

@@ -53,6 +53,6 @@ def test_every_marked_line_is_log_text_not_header(path) -> None:
 
 
 def test_every_case_of_the_fixture_script_has_its_golden_log() -> None:
-    expected = {f"{c.pattern}__{c.name}.log" for c in [*mfl.CASES, *mfl.GPU_FIXTURES, *mfl.EARLIER_RUNS]}
+    expected = {f"{c.pattern}__{c.name}.log" for c in [*mfl.CASES, *mfl.GPU_FIXTURES]}
     missing = expected - {p.name for p in all_fixtures()}
     assert missing == set(), f"run: python tests/make_fixture_logs.py {' '.join(sorted(missing))}"

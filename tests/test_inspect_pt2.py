@@ -26,6 +26,7 @@ def dynamic_pkg() -> Path:
 
 
 @pytest.mark.compiles
+@pytest.mark.spawns  # tests/pkgs.py builds and probes in subprocesses
 def test_a_real_static_package_yields_dtypes_sizes_strides_and_devices_of_every_input(static_pkg) -> None:
     facts = inspect_package(static_pkg)
     m = facts.model()
@@ -41,6 +42,7 @@ def test_a_real_static_package_yields_dtypes_sizes_strides_and_devices_of_every_
 
 
 @pytest.mark.compiles
+@pytest.mark.spawns  # tests/pkgs.py builds and probes in subprocesses
 def test_a_real_dynamic_package_yields_the_exported_min_max_and_the_size_symbol(dynamic_pkg) -> None:
     (x,) = inspect_package(dynamic_pkg).model().contract.inputs
     seq = x.sizes[1]
@@ -49,6 +51,7 @@ def test_a_real_dynamic_package_yields_the_exported_min_max_and_the_size_symbol(
 
 
 @pytest.mark.compiles
+@pytest.mark.spawns  # tests/pkgs.py builds and probes in subprocesses
 def test_the_compiler_flags_and_libstdcxx_floor_are_read_without_loading_the_so(static_pkg) -> None:
     m = inspect_package(static_pkg).model()
     tc, elf = m.toolchain, m.libraries[0].elf
@@ -59,6 +62,7 @@ def test_the_compiler_flags_and_libstdcxx_floor_are_read_without_loading_the_so(
 
 
 @pytest.mark.compiles
+@pytest.mark.spawns  # tests/pkgs.py builds and probes in subprocesses
 def test_the_torch_version_hint_contains_the_torch_that_built_the_package(static_pkg) -> None:
     hint = inspect_package(static_pkg).model().torch_hint
     assert hint.min_version and version_tuple(pkgs.torch_version())[:2] >= version_tuple(hint.min_version)

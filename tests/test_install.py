@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+try:
+    import tomllib
+except ImportError:  # Python 3.10: the same parser, from PyPI (a dependency there)
+    import tomli as tomllib
+
 import json
 import os
 import re
@@ -18,12 +23,10 @@ from aoti_debug.install import (
     NAME,
     claude_entry,
     codex_table,
-    server_entry,
     skill_files,
 )
+from aoti_debug.launch import ServerEntry, serve_argv
 from aoti_debug.paths import project_root
-
-tomllib = pytest.importorskip("tomllib")
 
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 
@@ -261,7 +264,8 @@ def test_a_symlinked_skill_folder_is_refused(env, capsys, tmp_path) -> None:
 
 
 def test_the_templates_in_skill_match_what_the_installer_writes() -> None:
-    server = server_entry(["aoti-debug"], [Path("/path/to/repros")], {}, DEFAULT_TOOL_TIMEOUT_S)
+    args = serve_argv([], ["/path/to/repros"])
+    server = ServerEntry(command="aoti-debug", args=args, timeout_s=DEFAULT_TOOL_TIMEOUT_S)
     skill = project_root() / "skill"
     assert json.loads((skill / "claude-code" / "mcp.json").read_text())["mcpServers"][NAME] == claude_entry(server)
     assert tomllib.loads((skill / "codex" / "config.toml").read_text())["mcp_servers"][NAME] == codex_table(server)

@@ -65,8 +65,9 @@ def _free_port() -> int:
 
 def test_the_generic_conformance_scenarios_pass_over_streamable_http(tmp_path) -> None:
     port = _free_port()
+    # The conformance runner sends no Authorization header: the unauthenticated loopback mode serves it.
     server = subprocess.Popen([sys.executable, "-m", "aoti_debug", "serve", "--transport", "streamable-http",
-                               "--port", str(port), "--root", str(tmp_path)],
+                               "--port", str(port), "--root", str(tmp_path), "--no-auth"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
         deadline = time.monotonic() + 30

@@ -49,19 +49,50 @@ def test_the_h200_package_is_read_without_a_gpu() -> None:
     assert m.libraries[0].elf.glibcxx_max and "libcuda.so.1" in m.libraries[0].elf.needed
 
 
+# Read off parity_cuda.verify.json by a person, per recorded case: the error the run with
+# AOTI_RUNTIME_CHECK_INPUTS=1 printed (None: it went through), and whether the inputs are wrong (the checks or the
+# package refused them, or eager did). check_parity must predict exactly this.
+RECORDED = {
+    "ok": (None, False),
+    "wrong_device": ("input_handles[0]: unmatched device type, expected: 11(cuda), but got: 0", True),
+    "ids_int32": ("input_handles[1]: unmatched dtype, expected: 4(at::kLong), but got: 3", True),
+    "batch_above_max": ("input_handles[0]: dim value is too large at 0, expected to be <= 64, but got: 100", True),
+    "batch_below_min": ("input_handles[0]: dim value is too small at 0, expected it to be >= 2, but got: 1", True),
+    "width_9": ("input_handles[0]: unmatched dim value at 1, expected: 8, but got: 9", True),
+    "x_transposed": ("input_handles[0]: unmatched stride value at 0, expected: 8, but got: 1", True),
+    "count": ("expected inputs vector size to be 2, but got 1", True),
+    # x has 4 rows, ids 6: both runs exit 0 (2.11 checks no shared symbol) while eager raises "The size of tensor
+    # a (4) must match the size of tensor b (6)": wrong inputs that no run-time check catches
+    "shared_batch": (None, True),
+}
+
+
 @needs_cuda
-@pytest.mark.parametrize("name", sorted(json.loads(CUDA.with_suffix(".verify.json").read_text())["cases"])
-                         if CUDA.exists() else ["none"])
+def test_the_stated_expectations_are_what_the_recorded_runs_show() -> None:
+    cases = recorded(CUDA)["cases"]
+    assert set(RECORDED) == set(cases)
+    for name, (check_error, wrong) in RECORDED.items():
+        real = cases[name]["with_checks"]
+        printed = real["outcome"] + "\n" + real["stderr_tail"]
+        assert (check_error in printed) if check_error else real["outcome"] == "ok", name
+        refused = {real["outcome"], cases[name]["without_checks"]["outcome"]} != {"ok"}
+        assert wrong == (refused or bool(real.get("eager_error"))), name
+
+
+@needs_cuda
+@pytest.mark.parametrize("name", sorted(RECORDED))
 def test_todays_prediction_matches_the_run_recorded_on_the_h200(name) -> None:
-    case = recorded(CUDA)["cases"][name]
-    r = replay(CUDA, case)
-    real = case["with_checks"]
-    if r.predicted_check_error:
-        # 2.11 raises a generic run_func_ error and prints the check's message on stderr.
-        assert r.predicted_check_error in real["outcome"] + "\n" + real["stderr_tail"]
-    else:
-        assert real["outcome"] == "ok"
-    assert r.ok == (case["without_checks"]["outcome"] == "ok" and name == "ok")
+    r = replay(CUDA, recorded(CUDA)["cases"][name])
+    check_error, wrong = RECORDED[name]
+    assert (r.predicted_check_error, r.ok) == (check_error, not wrong)
+
+
+@needs_cuda
+def test_a_shared_batch_mismatch_is_predicted_silent_as_recorded() -> None:
+    r = replay(CUDA, recorded(CUDA)["cases"]["shared_batch"])
+    m = next(m for m in r.mismatches if m.kind == "shared_dim")
+    assert m.with_check is None and (m.input_index, m.dim, m.expected, m.got) == (1, 0, "4", "6")
+    assert "silent_wrong_result" in [o.outcome for o in m.at_runtime]
 
 
 @needs_cuda

@@ -31,7 +31,7 @@ async def test_check_parity_is_read_only_and_returns_the_report_model(server) ->
             True, False, True, False)
         assert {"ok", "summary", "mismatches", "predicted_check_error", "inputs", "runtime", "package"} <= set(
             tool.output_schema["properties"])
-        assert {"package_path", "inputs_path", "inputs", "load_device", "python", "model"} == set(
+        assert {"package_path", "inputs_path", "inputs", "load_device", "python", "model", "inputs_run"} == set(
             tool.input_schema["properties"])
 
 

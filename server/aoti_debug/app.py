@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
+import anyio
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -33,7 +34,7 @@ from aoti_debug.limits import (
 )
 from aoti_debug.paths import guides_dir, skill_file
 from aoti_debug.probe import ActualInput
-from aoti_debug.roots import check_path, configured_roots
+from aoti_debug.roots import check_path, configured_roots, confine
 from aoti_debug.startcache import cached_tool as _tool
 
 if TYPE_CHECKING:  # the return models: resolved by startcache from each tool's output= on its first call
@@ -64,10 +65,10 @@ RERUN = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent
 
 @contextmanager
 def tool_errors() -> Iterator[None]:
-    """Our deliberate errors become ToolError, whose text the model sees."""
+    """Our deliberate errors, and a request model that refuses the arguments, become ToolError for the model."""
     try:
         yield
-    except AotiDebugError as exc:
+    except (AotiDebugError, ValidationError) as exc:
         raise ToolError(str(exc)) from exc
 
 
@@ -78,11 +79,11 @@ def _log_chunks(roots: list[Path], log_text: str | None, log_path: str | None) -
     if log_path is None:
         return [(log_text or "").encode("utf-8", "replace")]
     path = check_path(log_path, roots, what="log_path")
-    if not path.is_file():
+    if not path.exists():
         raise BadInput(f"no such log file: {log_path}")
     from aoti_debug.logclean import file_chunks
 
-    return file_chunks(path)
+    return file_chunks(path, within=confine(roots))  # the opened file is checked: no FIFO, no swapped-in link
 
 
 def _register_classify(mcp: MCPServer, roots: list[Path], cached: dict | None) -> None:
@@ -94,7 +95,7 @@ def _register_classify(mcp: MCPServer, roots: list[Path], cached: dict | None) -
             int | None, Field(description="The run's exit status if known: -11 or 139 mean SIGSEGV")
         ] = None,
     ) -> Classification:
-        """Route an AOTInductor failure log to its pattern, with evidence lines, fields, guide and next steps."""
+        """Route an AOTI failure log to its pattern and phase (export/compile/load/run), evidence and next steps."""
         from aoti_debug.classify import classify_chunks
 
         with tool_errors():
@@ -108,7 +109,8 @@ def _register_rerun(mcp: MCPServer, roots: list[Path], cached: dict | None) -> N
         argv: Annotated[list[str], Field(description="The repro as an argv list (no shell): ['python', 'repro.py', "
                                          "'--load-only']; the script must lie inside the allowed roots")],
         presets: Annotated[list[str] | None, Field(description="sanity, deterministic, kernel_names, "
-                           "cpp_stacktraces, logs, trace, faulthandler, minifier, backtrace, memcheck")] = None,
+                           "cpp_stacktraces, logs, trace, faulthandler, minifier, backtrace, memcheck, calls, "
+                           "load_only")] = None,
         flags: Annotated[dict[str, str] | None, Field(description="More allow-listed flags, NAME: value")] = None,
         cwd: Annotated[str | None, Field(description="Working directory inside the roots")] = None,
         baseline: Annotated[bool, Field(description="First run without the flags, then compare")] = False,
@@ -126,19 +128,17 @@ def _register_rerun(mcp: MCPServer, roots: list[Path], cached: dict | None) -> N
         from aoti_debug.runresult import RerunRequest
 
         with tool_errors():
-            try:
-                req = RerunRequest(argv=argv, presets=presets or [], flags=flags or {}, cwd=cwd, baseline=baseline,
-                                   timeout_s=timeout_s, fresh_cache=fresh_cache, forensics=forensics)
-            except ValidationError as exc:
-                raise BadInput(str(exc)) from exc
+            req = RerunRequest(argv=argv, presets=presets or [], flags=flags or {}, cwd=cwd, baseline=baseline,
+                               timeout_s=timeout_s, fresh_cache=fresh_cache, forensics=forensics)
+            # Validation and run-directory pruning touch the disk: off the event loop, like the run itself.
             if not wait:
-                return rerun.start(req, roots)
-            plan = rerun.plan(req, roots)
+                return await anyio.to_thread.run_sync(rerun.start, req, roots)
+            plan = await anyio.to_thread.run_sync(lambda: rerun.plan(req, roots, hold=True))
 
             async def progress(elapsed: float, nbytes: int, step: str) -> None:
                 await ctx.report_progress(elapsed, None, f"{step}: {elapsed:.0f} s, {nbytes} bytes of output")
 
-            return await proc.in_thread(lambda cancel, note: rerun.execute(plan, cancel=cancel, note=note),
+            return await proc.in_thread(lambda cancel, note: rerun.execute_held(plan, cancel=cancel, note=note),
                                         on_progress=progress)
 
     @_tool(mcp, cached, "aoti_debug.runresult:RunResult", annotations=READ_ONLY, title="Poll a rerun or a triage")
@@ -174,6 +174,9 @@ def _register_parity(mcp: MCPServer, roots: list[Path], cached: dict | None) -> 
         python: Annotated[str | None, Field(
             description="The Python that will load it (must have torch); default: the server's interpreter")] = None,
         model: Annotated[str | None, Field(description="Model folder under data/aotinductor/ (default: model)")] = None,
+        inputs_run: Annotated[str | None, Field(
+            description="Or a run id of rerun_with_flags with the calls preset: the tensors of the call it died "
+                        "in (else its first call), as the capture runner recorded them")] = None,
     ) -> ParityReport:
         """Compare a .pt2 package (read statically) with the target Python and the actual inputs.
 
@@ -187,7 +190,8 @@ def _register_parity(mcp: MCPServer, roots: list[Path], cached: dict | None) -> 
             pkg = check_path(package_path, roots, what="package_path")
             inputs_file = check_path(inputs_path, roots, what="inputs_path") if inputs_path else None
             return await check_parity_async(pkg, inputs_file=inputs_file, inputs=inputs, load_device=load_device,
-                                            python=python, model=model)
+                                            python=python, model=model, roots=roots,
+                                            inputs_run=inputs_run)
 
 
 def _register_kernels(mcp: MCPServer, roots: list[Path], cached: dict | None) -> None:
@@ -216,10 +220,7 @@ def _register_kernels(mcp: MCPServer, roots: list[Path], cached: dict | None) ->
         from aoti_debug.dump_model import DumpRequest
 
         with tool_errors():
-            try:
-                req = DumpRequest(argv=argv, kernels=kernels or [], level=level, cwd=cwd, timeout_s=timeout_s)
-            except ValidationError as exc:
-                raise BadInput(str(exc)) from exc
+            req = DumpRequest(argv=argv, kernels=kernels or [], level=level, cwd=cwd, timeout_s=timeout_s)
 
             async def progress(elapsed: float, nbytes: int, step: str) -> None:
                 await ctx.report_progress(elapsed, None, f"{step}: {elapsed:.0f} s, {nbytes} bytes of output")
@@ -246,7 +247,7 @@ def _register_kernels(mcp: MCPServer, roots: list[Path], cached: dict | None) ->
         with tool_errors():
             chunks = _log_chunks(roots, log_text, log_path)
             pkg = check_path(package_path, roots, what="package_path")
-            return explain_index_oob_(pkg, chunks, kernel=kernel, model=model)
+            return explain_index_oob_(pkg, chunks, kernel=kernel, model=model, within=confine(roots))
 
 
 def _register_triage(mcp: MCPServer, roots: list[Path], cached: dict | None) -> None:
@@ -272,6 +273,8 @@ def _register_triage(mcp: MCPServer, roots: list[Path], cached: dict | None) -> 
         timeout_s: Annotated[float, Field(gt=0, le=MAX_BUDGET_S, description="Per run")] = DEFAULT_RUN_TIMEOUT_S,
         probe_runtime: Annotated[bool, Field(description="Compare the package with this machine's torch; false "
                                              "when the log came from another machine")] = True,
+        capture_calls: Annotated[bool, Field(description="Record the baseline's package loads and calls with "
+                                             "their tensors (python scripts); false runs it exactly as given")] = True,
         wait: Annotated[bool, Field(description="false: return the run id at once and poll get_run (a triage that "
                                     "compiles takes minutes; clients time out after 60 s)")] = True,
     ) -> TriageReport:
@@ -287,15 +290,13 @@ def _register_triage(mcp: MCPServer, roots: list[Path], cached: dict | None) -> 
         from aoti_debug.triage_model import TriageRequest
 
         with tool_errors():
-            try:
-                req = TriageRequest(argv=argv, log_path=log_path, package_path=package_path, exit_status=exit_status,
-                                    load_argv=load_argv, evidence_logs=evidence_logs or {}, cwd=cwd,
-                                    budget_s=budget_s, timeout_s=timeout_s, probe_runtime=probe_runtime)
-            except ValidationError as exc:
-                raise BadInput(str(exc)) from exc
+            req = TriageRequest(argv=argv, log_path=log_path, package_path=package_path, exit_status=exit_status,
+                                load_argv=load_argv, evidence_logs=evidence_logs or {}, cwd=cwd,
+                                budget_s=budget_s, timeout_s=timeout_s, probe_runtime=probe_runtime,
+                                capture_calls=capture_calls)
             if not wait:
-                return triage_.start(req, roots)
-            plan = triage_.plan(req, roots)
+                return await anyio.to_thread.run_sync(triage_.start, req, roots)
+            plan = await anyio.to_thread.run_sync(triage_.plan, req, roots)
             # Every message reaches the client, also for steps shorter than in_thread's polling interval.
             pending: list[str] = []
             sent = [0]
@@ -305,7 +306,7 @@ def _register_triage(mcp: MCPServer, roots: list[Path], cached: dict | None) -> 
                     note(elapsed, nbytes, message)
                     pending.append(message)  # list.append is atomic under the GIL
 
-                return triage_.execute(plan, cancel=cancel, note=tee)
+                return triage_.execute_held(plan, cancel=cancel, note=tee)
 
             async def flush(*_: object) -> None:
                 while pending:
@@ -368,24 +369,31 @@ def build_server(roots: list[Path] | None = None, cached: bool = True) -> MCPSer
     return mcp
 
 
-def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 3001, roots: list[Path] | None = None) -> None:
-    """Run the server; stdout carries only protocol on stdio, logs go to stderr."""
+def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 3001, roots: list[Path] | None = None,
+          *, token_file: str | None = None, allow_remote: bool = False, no_auth: bool = False) -> None:
+    """Run the server (stdout: protocol only); HTTP needs the bearer token and a loopback bind (httpauth.py)."""
+    from aoti_debug import httpauth, proctree
+
     logging.basicConfig(level=logging.WARNING, format="aoti-debug %(levelname)s %(message)s")
     logging.getLogger("aoti_debug.runs").setLevel(logging.INFO)  # every command the server runs is logged
+    proctree.adopt_orphans()  # what a run's dead leader leaves behind becomes ours to find and kill
+    token = httpauth.prepare(host, token_file, allow_remote, no_auth) if transport != "stdio" else None
     mcp = build_server(roots)
     if transport == "stdio":
         mcp.run("stdio")
         return
     import copy
 
-    import anyio
     import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
     from uvicorn.config import LOGGING_CONFIG
 
     # uvicorn's access log goes to stdout by default; this server keeps stdout for protocol only.
     log_config = copy.deepcopy(LOGGING_CONFIG)
     for handler in log_config["handlers"].values():
         handler["stream"] = "ext://sys.stderr"
-    config = uvicorn.Config(mcp.streamable_http_app(host=host), host=host, port=port, log_level="warning",
-                            log_config=log_config)
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=True, **httpauth.allowed(host))
+    app = mcp.streamable_http_app(host=host, transport_security=security)
+    asgi = app if token is None else httpauth.BearerAuth(app, token)
+    config = uvicorn.Config(asgi, host=host, port=port, log_level="warning", log_config=log_config)
     anyio.run(uvicorn.Server(config).serve)

@@ -2,27 +2,23 @@
 
 from __future__ import annotations
 
-import re
 import signal as _signal
-from collections import deque
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from aoti_debug import logclean
+from aoti_debug import phase as phases
 from aoti_debug.errors import BadInput
-from aoti_debug.guides import NextStep, Rule, load_guides, rules
+from aoti_debug.guides import NextStep, load_guides, rules
+from aoti_debug.intparse import to_int
+from aoti_debug.logscan import EVIDENCE_PER_PATTERN, Hits, Matcher
 
 CHUNK = 1 << 20
-# A "line" longer than this (binary junk without newlines) is cut, so memory stays bounded.
-MAX_LINE = 1 << 20
-EVIDENCE_PER_PATTERN = 4
-EVIDENCE_TEXT = 400
-# Logs repeat lines (printer stats, per-thread asserts): a bounded memo matches each distinct line once.
-MEMO_LINE, MEMO_ENTRIES = 4096, 20000
 DECISIVE, STRONG = 0.5, 0.9
+# That nothing matched is weak evidence that no known pattern applies: `unknown` is never surer than this.
+UNKNOWN_MAX = 0.5
 
 
 class Evidence(BaseModel):
@@ -51,9 +47,15 @@ class Classification(BaseModel):
 
     pattern: str = Field(description="Pattern id (a public contract), 'unknown' if no rule matched")
     title: str
-    summary: str
-    confidence: float = Field(ge=0, le=1, description="Noisy-OR of the weights of the winner's matched regexes")
-    alternatives: list[Alternative] = Field(default_factory=list, description="Next best patterns, up to 3")
+    summary: str = Field(description="What the pattern is; for 'unknown', what was seen (weak cues, the phase)")
+    confidence: float = Field(ge=0, le=1, description=(
+        "Noisy-OR of the weights of the winner's matched regexes; for 'unknown', at most 0.5 and lower the "
+        "more weak cues point at a pattern"))
+    phase: phases.LogPhase | None = Field(default=None, description=(
+        "Where it failed: export, compile, load or run, from the last phase marker in the log (export or "
+        "Inductor frames, the package loader, the run call), else the pattern's own phase; null if neither says"))
+    alternatives: list[Alternative] = Field(default_factory=list, description=(
+        "Next best patterns, up to 3, ranked by their regexes and weak cues (frames, file names, wrappers)"))
     evidence: list[Evidence] = Field(default_factory=list, description="Lines that decided it")
     fields: dict[str, str] = Field(default_factory=dict, description="Values the rule captured")
     guide: GuideRef
@@ -62,133 +64,14 @@ class Classification(BaseModel):
     bytes_scanned: int = 0
 
 
-@dataclass
-class _Hits:
-    """Matches of one rule: bounded first/last lines per regex."""
-
-    rule: Rule
-    first: dict[int, list[tuple[int, str, dict[str, str]]]] = field(default_factory=dict)
-    last: dict[int, deque[tuple[int, str, dict[str, str]]]] = field(default_factory=dict)
-
-    def add(self, idx: int, lineno: int, text: str, groups: dict[str, str]) -> None:
-        hit = (lineno, text, groups)
-        first = self.first.setdefault(idx, [])
-        if len(first) < EVIDENCE_PER_PATTERN:
-            first.append(hit)
-        self.last.setdefault(idx, deque(maxlen=EVIDENCE_PER_PATTERN)).append(hit)
-
-    def score(self) -> float:
-        miss = 1.0
-        for idx in self.first:
-            miss *= 1.0 - self.rule.patterns[idx].weight
-        return round(1.0 - miss, 4)
-
-    def evidence(self) -> list[tuple[int, int, str, dict[str, str]]]:
-        """(pattern index, line, text, groups) sorted by line; first or last hits as the rule asks."""
-        source = self.first if self.rule.first_match else self.last
-        hits = [(idx, *h) for idx, hs in source.items() for h in hs]
-        hits.sort(key=lambda h: h[1])
-        return hits[:EVIDENCE_PER_PATTERN * 2] if self.rule.first_match else hits[-EVIDENCE_PER_PATTERN * 2:]
-
-
-class _Matcher:
-    """Compiled rules: needle -> [(rule index, pattern index, regex)]."""
-
-    def __init__(self, rule_list: list[Rule]):
-        self.rules = rule_list
-        self.by_needle: dict[bytes, list[tuple[int, int, re.Pattern[str]]]] = {}
-        for ri, rule in enumerate(rule_list):
-            for pi, p in enumerate(rule.patterns):
-                rx = re.compile(p.regex)
-                for needle in p.needles:
-                    self.by_needle.setdefault(needle.encode(), []).append((ri, pi, rx))
-        # A line holding a needle holds every needle that needle contains: search only the minimal ones.
-        self.search = [n for n in self.by_needle if not any(o != n and o in n for o in self.by_needle)]
-        self.memo: dict[bytes, list[tuple[int, int, str, dict[str, str]]]] = {}
-
-    def _match_line(self, raw: bytes) -> list[tuple[int, int, str, dict[str, str]]]:
-        """(rule, pattern, cleaned text, groups) for one raw line; identical lines are matched once."""
-        if len(raw) <= MEMO_LINE and raw in self.memo:
-            return self.memo[raw]
-        found = []
-        tried: set[tuple[int, int]] = set()  # a regex listed under several needles is tried once
-        line = logclean.clean_line(raw.decode("utf-8", errors="replace"))
-        if line is not None:
-            for needle, entries in self.by_needle.items():
-                if needle in raw:
-                    for ri, pi, rx in entries:
-                        if (ri, pi) in tried:
-                            continue
-                        tried.add((ri, pi))
-                        m = rx.search(line)
-                        if m:
-                            groups = {k: v for k, v in m.groupdict().items() if v is not None}
-                            found.append((ri, pi, line[:EVIDENCE_TEXT], groups))
-        if len(raw) <= MEMO_LINE:
-            if len(self.memo) >= MEMO_ENTRIES:
-                self.memo.clear()
-            self.memo[raw] = found
-        return found
-
-    def scan(self, chunks: Iterable[bytes]) -> tuple[list[_Hits], int, int, bool]:
-        """Hits per rule, line count, byte count, and whether the log was blank."""
-        hits = [_Hits(r) for r in self.rules]
-        lineno = nbytes = 0
-        blank = True
-        for chunk in _lines_chunks(chunks):
-            nbytes += len(chunk)
-            blank = blank and chunk.isspace()
-            lines = chunk.split(b"\n")
-            if chunk.endswith(b"\n"):
-                lines.pop()
-            # Logs repeat lines (printer stats, per-thread asserts, frames): search each distinct line once.
-            distinct = b"\n".join(set(lines))
-            candidates: set[bytes] = set()
-            for needle in self.search:
-                pos = distinct.find(needle)
-                while pos != -1:
-                    start = distinct.rfind(b"\n", 0, pos) + 1
-                    end = distinct.find(b"\n", pos)
-                    end = len(distinct) if end == -1 else end
-                    candidates.add(distinct[start:end])
-                    pos = distinct.find(needle, end)
-            matched = {raw: found for raw in candidates if (found := self._match_line(raw))}
-            if matched:
-                where: dict[bytes, list[int]] = {}
-                for i, raw in enumerate(lines):
-                    if raw in matched:
-                        where.setdefault(raw, []).append(i)
-                keep = EVIDENCE_PER_PATTERN
-                order = sorted((i, raw) for raw, idx in where.items()
-                               for i in (idx if len(idx) <= 2 * keep else idx[:keep] + idx[-keep:]))
-                for i, raw in order:
-                    for ri, pi, text, groups in matched[raw]:
-                        hits[ri].add(pi, lineno + i + 1, text, groups)
-            lineno += chunk.count(b"\n")
-        return hits, lineno, nbytes, blank
-
-
-def _lines_chunks(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    """Re-chunk so every chunk ends at a line boundary (or a cut of an over-long line); normalized."""
-    carry = b""
-    for raw in chunks:
-        data = carry + logclean.normalize_chunk(raw)
-        cut = data.rfind(b"\n") + 1
-        if not cut and len(data) > MAX_LINE:
-            cut = len(data)
-        carry = data[cut:]
-        if cut:
-            yield data[:cut]
-    if carry:
-        yield carry
-
-
 def _signal_name(exit_status: int | str | None) -> str | None:
     if exit_status is None:
         return None
     if isinstance(exit_status, str):
         if exit_status.lstrip("-").isdigit():
-            exit_status = int(exit_status)
+            if (parsed := to_int(exit_status)) is None:
+                return None
+            exit_status = parsed
         else:
             return exit_status.upper() if exit_status.upper().startswith("SIG") else None
     num = -exit_status if exit_status < 0 else exit_status - 128 if 128 < exit_status < 160 else None
@@ -203,35 +86,62 @@ def _guide_ref(pattern: str) -> GuideRef:
     return GuideRef(id=g.id, title=g.title, path=str(g.path), uri=g.uri)
 
 
-def _evidence(h: _Hits, limit: int | None = None) -> list[Evidence]:
-    ev = [Evidence(line=line, text=text, pattern=h.rule.id, weight=h.rule.patterns[idx].weight)
-          for idx, line, text, _ in h.evidence()]
+def _evidence(h: Hits, limit: int | None = None, cues: bool = False) -> list[Evidence]:
+    ev = [Evidence(line=line, text=text, pattern=h.rule.id, weight=h.patterns[idx].weight)
+          for idx, line, text, _ in h.evidence(cues)]
     return ev if limit is None else sorted(ev, key=lambda e: -e.weight)[:limit]
+
+
+def _winner(scored: dict[str, tuple[float, Hits]]) -> tuple[float, Hits]:
+    """The decisive rule of highest priority, else the best weak one; a symptom only when nothing else matched."""
+    matched = [(s, h) for s, h in scored.values() if s > 0]
+    causes = [m for m in matched if not m[1].rule.symptom]
+    matched = causes or matched
+    tier = [m for m in matched if m[0] >= STRONG] or [m for m in matched if m[0] >= DECISIVE]
+    if tier:
+        return max(tier, key=lambda m: m[1].rule.priority)
+    if matched:
+        return max(matched, key=lambda m: (m[0], m[1].rule.priority))
+    return 0.0, scored["unknown"][1]
+
+
+def _seen(others: list[Hits], marker: phases.Marker | None) -> str:
+    """What an `unknown` log showed: the weak cues and the phase marker, in words."""
+    notes = []
+    for h in others:
+        for idx, _line, _text, _ in h.evidence(cues=True)[-1:] + h.evidence()[-1:]:
+            note = h.patterns[idx].note.split(";")[0].rstrip(".")
+            if note and note not in notes:
+                notes.append(note)
+    if marker is not None:
+        notes.append(f"phase {marker.phase} ({marker.note})")
+    if not notes:
+        return "Nothing matched: no known error line, no AOTI or Inductor frame, no phase marker."
+    likely = ", ".join(h.rule.id for h in others)
+    return f"No decisive line. Seen: {'; '.join(notes[:4])}." + (f" Weakly suggests: {likely}." if likely else "")
 
 
 def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = None) -> Classification:
     """Classify a stream of byte chunks (bounded memory for any log size)."""
     rule_list = rules()
-    hits, nlines, nbytes, blank = _Matcher(rule_list).scan(chunks)
+    hits = [Hits.of(r) for r in rule_list]
+    marks = Hits(list(phases.markers()), len(phases.markers()))
+    matcher = Matcher([h.patterns for h in hits] + [marks.patterns], key=load_guides())
+    nlines, nbytes, blank = matcher.scan(chunks, [*hits, marks])
     if blank:
         raise BadInput("the log is empty: pass the full output of the failing run (stdout and stderr)")
     sig = _signal_name(exit_status)
-    scored = {h.rule.id: (h.score(), h) for h in hits}
+    # A compiled model or package shows itself by a phase marker or a weak cue of some rule.
+    aoti_context = bool(marks.first) or any(h.cued() for h in hits)
+    scored = {h.rule.id: (h.score(aoti_context), h) for h in hits}
     if sig:  # the exit status is evidence too, though not a line of the log: strong only when nothing else is
         seg_score, seg = scored["segfault_no_message"]
         cause_printed = any(sc >= DECISIVE for pid, (sc, _) in scored.items() if pid != "segfault_no_message")
         scored["segfault_no_message"] = (max(seg_score, DECISIVE if cause_printed else STRONG), seg)
-    matched = [(s, h) for s, h in scored.values() if s > 0]
-    tier = [m for m in matched if m[0] >= STRONG] or [m for m in matched if m[0] >= DECISIVE]
-    if tier:
-        score, win = max(tier, key=lambda m: m[1].rule.priority)
-    elif matched:
-        score, win = max(matched, key=lambda m: (m[0], m[1].rule.priority))
-    else:
-        score, win = 1.0, scored["unknown"][1]
+    score, win = _winner(scored)
     guides = load_guides()
     fields: dict[str, str] = {}
-    for _idx, _line, _text, groups in win.evidence():  # later (or, for first_match, earlier) hits win
+    for _idx, _line, _text, groups in win.evidence(every=True):  # later (or, for first_match, earlier) hits win
         for k, v in groups.items():
             if k in win.rule.captures and (not win.rule.first_match or k not in fields):
                 fields[k] = win.rule.value_maps.get(k, {}).get(v, v)
@@ -241,13 +151,25 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     if sig and win.rule.id == "segfault_no_message":
         evidence.append(Evidence(line=0, text=f"process ended by {sig} (exit status {exit_status})",
                                  pattern="segfault_no_message", weight=STRONG))
-    others = sorted((m for m in matched if m[1] is not win), key=lambda m: (-m[0], -m[1].rule.priority))[:3]
+    seen = [(line, idx) for idx, line, _t, _g in marks.evidence()]
+    log_phase, marker = phases.decide(seen, win.rule.phase)
+    # Alternatives: the other rules that matched or that weak cues (and the phase) point at, all together.
+    hint = phases.likely(marker.phase if marker else None)
+    ranked = {pid: (round(1 - (1 - max(s, h.rank())) * (1 - hint.get(pid, 0.0)), 4), h)
+              for pid, (s, h) in scored.items()}
+    others = sorted((m for m in ranked.values() if m[0] > 0 and m[1] is not win),
+                    key=lambda m: (-m[0], -m[1].rule.priority))[:3]
     g = guides[win.rule.id]
+    summary, confidence = g.summary, score
+    if win.rule.id == "unknown":
+        confidence = round(UNKNOWN_MAX * (1.0 - max((m[0] for m in others), default=0.0)), 4)
+        summary = _seen([h for _s, h in others], marker)
+        evidence = [e for _s, h in others for e in _evidence(h, 1, cues=True) if e.line > 0][:EVIDENCE_PER_PATTERN]
     return Classification(
-        pattern=win.rule.id, title=g.title, summary=g.summary,
-        confidence=score if win.rule.id != "unknown" else round(1.0 - max((m[0] for m in matched), default=0), 4),
+        pattern=win.rule.id, title=g.title, summary=summary, confidence=confidence, phase=log_phase,
         alternatives=[Alternative(pattern=h.rule.id, title=guides[h.rule.id].title, confidence=s,
-                                  evidence=[e for e in _evidence(h, 1) if e.line > 0]) for s, h in others],
+                                  evidence=[e for e in _evidence(h, 1) or _evidence(h, 1, cues=True) if e.line > 0])
+                      for s, h in others],
         evidence=evidence, fields=fields, guide=_guide_ref(win.rule.id), next_steps=win.rule.next_steps,
         lines_scanned=nlines, bytes_scanned=nbytes,
     )
@@ -259,15 +181,16 @@ def classify_text(text: str | bytes, exit_status: int | str | None = None) -> Cl
     return classify_chunks((data[i:i + CHUNK] for i in range(0, len(data), CHUNK)), exit_status)
 
 
-def classify_file(path: str | Path, exit_status: int | str | None = None) -> Classification:
-    """Classify a log file, streamed."""
+def classify_file(path: str | Path, exit_status: int | str | None = None,
+                  within: list[Path] | None = None) -> Classification:
+    """Classify a log file, streamed; within: the folders it must lie in (checked on the opened file)."""
     p = Path(path).expanduser()
     if not p.exists():
         raise BadInput(f"no such log file: {p}")
     if not p.is_file():
         raise BadInput(f"not a regular file: {p}")
     try:
-        result = classify_chunks(logclean.file_chunks(p, CHUNK), exit_status)
+        result = classify_chunks(logclean.file_chunks(p, CHUNK, within), exit_status)
     except PermissionError as exc:
         raise BadInput(f"cannot read {p}: {exc.strerror}") from exc
     return result

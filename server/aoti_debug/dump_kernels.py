@@ -7,11 +7,12 @@ so printf lines survive a crash.
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 from pathlib import Path
 
-from aoti_debug import proc, rerun
+from aoti_debug import proc, rerun, runs
 from aoti_debug.dump_model import BLOCKING, FILTER, PRINTER, DumpRequest, DumpResult, PassSummary
 from aoti_debug.dump_report import report, sources_of
 from aoti_debug.dump_suspects import saved_tensors
@@ -66,13 +67,22 @@ def _stop(res: DumpResult, r: RunResult, log: PrinterLog, level: int) -> bool:
 
 
 def dump_kernel_inputs(req: DumpRequest, roots: list[Path], *, cancel: threading.Event | None = None,
-                       note: proc.Note | None = None, shared_cache: Path | None = None,
+                       note: proc.Note | None = None, hold: bool = True, shared_cache: Path | None = None,
                        find_kernel: bool = True) -> DumpResult:
-    """Both passes, parsed; suspects named; an index assert explained from the rebuilt sources.
+    """Both passes, parsed; suspects named; an index assert explained from the rebuilt sources (in one run slot,
+    taken before any pass creates its directory; hold=False: inside a caller's slot, as a triage step).
 
     shared_cache: a triage's inductor cache for both passes (the printer is in its cache keys).
     find_kernel=False: no level-3 pass when no kernel is given (a failure that never stops inside a launch,
     like a NaN, leaves no unmatched before_launch for it to find): level 2 prints every kernel at once."""
+    if not hold:
+        return _dump(req, roots, cancel, note, shared_cache, find_kernel)
+    with runs.slot(f"dump-{secrets.token_hex(3)}"):
+        return _dump(req, roots, cancel, note, shared_cache, find_kernel)
+
+
+def _dump(req: DumpRequest, roots: list[Path], cancel: threading.Event | None, note: proc.Note | None,
+          shared_cache: Path | None = None, find_kernel: bool = True) -> DumpResult:
     t0 = time.monotonic()
     res = DumpResult(status="ok")
     r1 = log1 = None

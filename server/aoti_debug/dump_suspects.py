@@ -8,11 +8,13 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from aoti_debug.intparse import to_int
 from aoti_debug.oob_model import OobExplanation
 from aoti_debug.printer_collect import Collector
 from aoti_debug.printer_log import INT_DTYPES, IndexAssert, Launch, PrinterLog, TensorRecord
 
-SuspectKind = Literal["nan_inf_producer", "nan_inf_input", "index_above_bound", "index_negative", "empty_dimension"]
+SuspectKind = Literal["nan_inf_producer", "nan_inf_input", "index_above_bound", "index_negative", "empty_dimension",
+                      "index_above_every_dim"]
 # Kernel-name ops whose input domain explains a NaN/Inf, and what to look for in the input stats.
 DOMAIN = {"log": "values <= 0 (log of a negative is NaN, of 0 is -inf)", "sqrt": "negative values",
           "rsqrt": "values <= 0", "div": "a zero divisor", "reciprocal": "zeros", "acos": "|x| > 1",
@@ -85,7 +87,7 @@ def _nan(log: PrinterLog, order: dict[str, int]) -> list[Suspect]:
 def _index(a: IndexAssert, bound: int | None, args: list[tuple[str, TensorRecord]], log: PrinterLog,
            order: dict[str, int]) -> list[Suspect]:
     out = []
-    lower = int(a.lower) if a.lower and re.fullmatch(r"-?\d+L?", a.lower.strip()) else 0
+    lower = (to_int(a.lower.strip().rstrip("L")) or 0) if a.lower and re.fullmatch(r"-?\d+L?", a.lower.strip()) else 0
     for kernel, r in args:
         if r.dtype not in INT_DTYPES or r.numel == 0:
             continue
@@ -102,6 +104,36 @@ def _index(a: IndexAssert, bound: int | None, args: list[tuple[str, TensorRecord
                                model_input=name, input_index=idx, traced_by=how, line=r.line,
                                detail=f"{r.arg}{where} into {kernel}: min {r.min:g} < {lower}; negative indices "
                                       "wrap (index + size), so values below -size fail"))
+    return out
+
+
+def crash_suspects(launches: list[Launch], inputs: list[TensorRecord], order: dict[str, int],
+                   tables: list[tuple[str, list[int]]]) -> list[Suspect]:
+    """No index assert (a package built with assert_indirect_indexing=False): the launch that never finished crashed.
+    An integer argument whose max is at least every dimension of every tensor that launch got and of every tensor
+    the package holds (tables: its constants, which the printer does not print) is no valid index into any of them."""
+    L = next((x for x in reversed(launches) if not x.finished), None)
+    if L is None:
+        return []
+    dims = [(d, a.arg, a.before.shape) for a in L.args if a.before and a.before.shape
+            and a.before.dtype not in INT_DTYPES for d in a.before.shape]
+    dims += [(d, name, shape) for name, shape in tables for d in shape]
+    if not dims:
+        return []
+    bound, table, shape = max(dims)
+    out = []
+    for a in L.args:
+        r = a.before
+        if r is None or r.dtype not in INT_DTYPES or not r.numel or r.max is None or r.max < bound:
+            continue
+        name, idx, how = _trace(r, inputs, order)
+        where = f" (model input {idx}, {name})" if name and name != r.arg else (f" (model input {idx})" if name
+                                                                                 else "")
+        out.append(Suspect(kind="index_above_every_dim", kernel=L.kernel, arg=r.arg, value=r.max, bound=bound,
+                           model_input=name, input_index=idx, traced_by=how, line=r.line,
+                           detail=f"{r.arg}{where} into {L.kernel}, the launch that never finished: max {r.max:g} "
+                                  f">= {bound}, the largest dimension of any tensor it gets or the package holds "
+                                  f"({table} {list(shape)}), so it is no valid index into any of them"))
     return out
 
 

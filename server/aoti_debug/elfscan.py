@@ -9,7 +9,9 @@ from collections.abc import Callable
 from pydantic import BaseModel, Field
 
 # A real .so has under a hundred sections; a larger count means a damaged or crafted file.
-MAX_SECTIONS = 4096
+MAX_SECTIONS = 512
+# Section bodies read over one scan (the reader's archive budget bounds it too).
+MAX_SCAN_BYTES = 64 * 2**20
 # .dynstr, .gnu.version_r, .dynamic and .comment of a model .so are a few hundred KiB at most.
 MAX_SECTION_BYTES = 16 * 2**20
 
@@ -88,10 +90,15 @@ def _scan(read: Reader, size: int, facts: ElfFacts) -> None:
     fmt = end + ("IIQQQQIIQQ" if is64 else "IIIIIIIIII")
     sections = [struct.unpack_from(fmt, table, i * shentsize) for i in range(shnum)]
 
+    spent = [0]
+
     def body(i: int) -> bytes:
         _, _, _, _, off, sz, *_ = sections[i]
         if sz > MAX_SECTION_BYTES or off + sz > size:
             raise ValueError(f"section {i} out of range")
+        spent[0] += sz
+        if spent[0] > MAX_SCAN_BYTES:
+            raise ValueError(f"section bodies pass {MAX_SCAN_BYTES} bytes: not a real shared library")
         return read(off, sz) if sz else b""
 
     names = body(shstrndx) if shstrndx < shnum else b""

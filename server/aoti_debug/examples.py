@@ -27,6 +27,8 @@ DEFAULT_EXAMPLE = "index_oob"
 # Expectations, most informed first: triage runs the sanity rerun and the backtrace when the guide asks.
 STAGES = ("with_backtrace", "sanity", "baseline")  # most informed first
 TORCH_CHECK_S = 120
+# Manifest keys compared with the root cause's field of the same name when stated.
+CULPRIT_KEYS = ("level", "op", "constant")
 
 
 class Example(BaseModel):
@@ -62,27 +64,47 @@ def get(name: str) -> Example:
     return ex
 
 
+# Per-stage facts compared with the report's root cause when the manifest states them (kernel: a substring).
+FIELDS = ("input_index", "dim", "kernel")
+
+
 def expectation(ex: Example, device: str) -> dict[str, Any]:
     """What triage should end with: one of the stages' patterns (it may stop before a later stage when the
-    evidence already names the cause) and the most informed stage's root cause and input."""
+    evidence already names the cause), the most informed stage's root cause, and per stage the input index,
+    dim and kernel it states (compared for the stage the report ended at)."""
     exp = ex.expected.get(device) or {}
     stages = [(st, exp[st]) for st in STAGES if isinstance(exp.get(st), dict)]
     if not stages:
         return {}
     out: dict[str, Any] = {"pattern": stages[0][1].get("pattern"), "stage": stages[0][0],
                            "patterns": [d["pattern"] for _, d in stages if d.get("pattern")],
-                           "verified": exp.get("verified", True)}
-    for key in ("root_cause", "input_index", "kernel"):
+                           "verified": exp.get("verified", True),
+                           "root_cause": next((d["root_cause"] for _, d in stages if d.get("root_cause")), None),
+                           "stages": {st: {k: d[k] for k in ("pattern", *FIELDS) if d.get(k) is not None}
+                                      for st, d in stages}}
+    for key in (*FIELDS, *CULPRIT_KEYS):  # the most informed stage's value, for display
         out[key] = next((d[key] for _, d in stages if d.get(key) is not None), None)
     return out
 
 
+def ended_at(exp: dict[str, Any], pattern: str | None) -> str:
+    """The stage a report corresponds to: the most informed stage with its pattern, else the most informed."""
+    return next((st for st, d in exp["stages"].items() if d.get("pattern") == pattern), exp["stage"])
+
+
+def _same(key: str, want: object, got: object) -> bool:
+    if key == "kernel":
+        return isinstance(got, str) and str(want) in got
+    return got == want
+
+
 def check(ex: Example, device: str, report: TriageReport) -> ExampleCheck:
-    """Compare the report's pattern, root-cause kind and input index with the expectation."""
+    """Compare the report with the manifest: pattern, root-cause kind (named), and the input index, dim and
+    kernel that the stage it ended at states; every difference is listed."""
     exp = expectation(ex, device)
     rc = report.root_cause
     got = {"pattern": report.pattern, "root_cause": rc.kind if rc else None, "named": bool(rc and rc.named),
-           "input_index": rc.input_index if rc else None, "kernel": rc.kernel if rc else None}
+           **{k: getattr(rc, k) if rc else None for k in FIELDS}}
     diffs = []
     if exp.get("patterns") and report.pattern not in exp["patterns"]:
         diffs.append(f"pattern: expected {' or '.join(exp['patterns'])}, got {report.pattern}")
@@ -92,9 +114,19 @@ def check(ex: Example, device: str, report: TriageReport) -> ExampleCheck:
         if not (rc and rc.named and rc.kind in kinds):
             diffs.append(f"root cause: expected {want} ({' or '.join(kinds)}), got "
                          + (f"{rc.kind} ({'named' if rc.named else 'not named'})" if rc else "none"))
-    if exp.get("input_index") is not None and rc and rc.input_index is not None and rc.input_index != exp[
-            "input_index"]:
-        diffs.append(f"input index: expected {exp['input_index']}, got {rc.input_index}")
+    if exp:
+        stage = ended_at(exp, report.pattern)
+        for key in FIELDS:
+            w = exp["stages"][stage].get(key)
+            if w is not None and not _same(key, w, got[key]):
+                what = f"a name containing {w!r}" if key == "kernel" else w
+                diffs.append(f"{key.replace('_', ' ')}: expected {what} ({stage}), got "
+                             + ("none" if got[key] is None else str(got[key])))
+    for key in CULPRIT_KEYS:  # the culprit's level, op and constant, where the manifest states them
+        want, have = exp.get(key), getattr(rc, key, None) if rc else None
+        got[key] = have
+        if want is not None and have != want:
+            diffs.append(f"{key}: expected {want}, got {have}")
     return ExampleCheck(name=ex.name, device=device, expected=exp, got=got, match=not diffs, differences=diffs)
 
 

@@ -67,13 +67,19 @@ def markdown(r: TriageReport) -> str:
         by = next((s for s in r.steps if s.index == rc.step), None)
         out.append(f"**Root cause** (shown by step {rc.step}" + (f", {step_label(by)}" if by else "") + f"): "
                    f"{rc.summary}")
+    elif rc and rc.against:
+        out.append(f"**A cause the evidence contradicts (not the root cause):** {rc.summary}")
+    elif rc and rc.level == "pattern":
+        out.append(f"**Failure class known, culprit not named:** {rc.summary}")
     elif rc:
         out.append(f"**Most likely cause (not confirmed):** {rc.summary}")
     else:
         out.append("**Root cause:** not named by the evidence gathered.")
     evidence = list(dict.fromkeys((rc.evidence if rc else []) + [e for s in r.steps for e in s.evidence[:1]]))
     if evidence:
-        out += ["", "**Evidence**"] + [f"- `{_cut(e)}`" for e in evidence[:MAX_EVIDENCE] if e]
+        out += ["", "**Evidence for**"] + [f"- `{_cut(e)}`" for e in evidence[:MAX_EVIDENCE] if e]
+    if rc and rc.against:
+        out += ["", "**Evidence against**"] + [f"- {_cut(e)}" for e in rc.against[:MAX_EVIDENCE]]
     fixes = [f for f in (rc.fixes if rc else []) if f] or [x for x in [guide_fix(r.pattern or "unknown")] if x]
     if fixes:
         out += ["", "**Fix**"] + [f"{i}. {_cut(f, 400)}" for i, f in enumerate(fixes[:MAX_FIXES], 1)]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from aoti_debug import kernel_code, wrapper_cpp
 from aoti_debug.contract import InputContract
+from aoti_debug.intparse import to_int
 from aoti_debug.kernel_code import Kernel
 from aoti_debug.kernel_sources import Source, Sources, locate
 from aoti_debug.oob_model import Bound, CallArg, DimGuard, OobExplanation, SourceLine, cause_table, fill
@@ -31,7 +32,7 @@ def _pick(cands: list[Kernel], a: IndexAssert, log: PrinterLog, hint: str | None
             return by_file[0]
         # the .py line of the assert equals its line inside the embedded copy, counted from async_compile.triton(
         by_line = [k for k in cands if k.kind == "triton" and k.source.kind == "wrapper"
-                   and k.line_of(k.source.text.find(_needle(a), k.start, k.end)) - k.first_line + 1 == int(line)]
+                   and k.line_of(k.source.text.find(_needle(a), k.start, k.end)) - k.first_line + 1 == to_int(line)]
         if len({k.name for k in by_line}) == 1:
             return by_line[0]
     if len(names) > 1:
@@ -198,8 +199,9 @@ def explain_sources(src: Sources, log: PrinterLog, *, kernel: str | None = None,
 
 
 def explain_index_oob(path: str | Path, log_chunks: Iterable[bytes], *, kernel: str | None = None,
-                      model: str | None = None) -> OobExplanation:
-    """Locate the package's sources (.pt2, extracted folder or inductor cache), parse the log, explain."""
-    src = locate(path, model)
+                      model: str | None = None, within: list[Path] | None = None) -> OobExplanation:
+    """Locate the package's sources (.pt2, extracted folder or inductor cache), parse the log, explain.
+    within: the folders every file read must lie in (the server passes its roots)."""
+    src = locate(path, model, within)
     log, _ = parse_chunks(log_chunks)
     return explain_sources(src, log, kernel=kernel, model=model or "model")

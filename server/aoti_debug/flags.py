@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from functools import cache
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from aoti_debug import programs
 from aoti_debug.errors import BadInput, DataError
 from aoti_debug.guides import parse_guide
 from aoti_debug.paths import guides_dir
@@ -122,12 +121,11 @@ def _check_value(spec: FlagSpec, value: str, roots: list[Path], cwd: Path) -> st
         raise BadInput(f"{spec.name}: the value must be one line of at most {MAX_VALUE} characters")
     if value.startswith("-"):
         raise BadInput(f"{spec.name}={value!r}: values starting with '-' are refused")
-    if spec.name in EXEC_FLAGS:
-        found = shutil.which(value) if "/" not in value else value
-        p = Path(found).expanduser() if found else None
-        if p is None or not p.is_file() or not os.access(p, os.X_OK):
-            raise BadInput(f"{spec.name}={value!r}: not an existing executable file")
-        return str(p.resolve() if "/" in value else p)
+    if spec.name in EXEC_FLAGS:  # a compiler the build runs: judged by what it is and where it lies
+        try:
+            return programs.check_compiler(value, roots, cwd)
+        except BadInput as exc:
+            raise BadInput(f"{spec.name}={value!r}: {exc}") from None
     if spec.name in DIR_FLAGS:
         return str(check_path(value, roots, what=spec.name, base=cwd))
     if not value_ok(spec, value):

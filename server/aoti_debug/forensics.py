@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from aoti_debug._exec import ENV as EXEC_ENV
+from aoti_debug.intparse import to_int
 
 # Native frames kept from the crashing thread; the cause is near the top.
 MAX_FRAMES = 30
@@ -39,6 +40,11 @@ LOAD_MARKERS = re.compile(
     r"_load_aoti|aoti_load_package|load_package|aot_load|AOTIModelPackageLoader|AOTIModelContainerRunner"
     r"|AOTInductorModelContainerCreate|AOTInductorModel::AOTInductorModel|parse_device_str"
 )
+
+# A running model's frames: a load marker under one of these is a run, not a load (AOTIModelPackageLoader::run).
+RUN_MARKERS = re.compile(r"AOTInductorModelContainerRun\b|AOTInductorModel::run|::run_impl\b|::run_single_threaded")
+# Functions Inductor generates for kernels (CPU C++ and Triton): a crash inside one happened while it ran.
+GENERATED_KERNEL = re.compile(r"^(?:cpp_fused_\w+?|cpp_kernel\w*?|kernel_cpp_\d+|triton_\w+?)(?:\._omp_fn\.\d+)?$")
 
 
 class PyFrame(BaseModel):
@@ -75,9 +81,17 @@ class Backtrace(BaseModel):
     top_library: str | None = Field(None, description="The first frame's library outside libc and libstdc++")
     top_kind: LibKind = "unknown"
     during_load: bool = Field(False, description="Frames show a package being loaded, before any kernel ran")
+    kernel: str | None = Field(None, description="The generated kernel the crashing thread was in (cpp_fused_*, "
+                               "triton_*), if any")
     points_to: Literal["toolchain", "device_mismatch", "generated_code", "custom_op", "driver", "libtorch",
                        "python", "no_crash", "unknown"] = "unknown"
     verdict: str = ""
+
+
+def _bare(function: str | None) -> str:
+    """'cpp_fused_add_0(float const*, ...)' or 'void cpp_fused_add_0' -> 'cpp_fused_add_0'."""
+    f = re.sub(r"\(.*$", "", function or "").strip()
+    return f.split(" ")[-1].split("::")[-1] if f else ""
 
 
 def library_kind(path: str | None) -> LibKind:
@@ -109,7 +123,7 @@ def parse_faulthandler(text: str) -> Faulthandler | None:
             current = m.group(1) == "Current thread"
             report.other_threads += 0 if current else 1
         elif (m := _PYFRAME.match(line)) and current:
-            report.frames.append(PyFrame(file=m.group(1), line=int(m.group(2)), function=m.group(3)))
+            report.frames.append(PyFrame(file=m.group(1), line=to_int(m.group(2)) or 0, function=m.group(3)))
     return report
 
 
@@ -186,7 +200,8 @@ def parse_gdb(text: str, debugger: str = "gdb") -> Backtrace:
         elif section == "bt" and (m := _FRAME.match(line)) and len(bt.frames) < MAX_FRAMES:
             name, source, library = _split_frame(m.group(3))
             pc = m.group(2) or (bt.frames[-1].pc if bt.frames else None)  # an inlined frame shares its caller's pc
-            bt.frames.append(NativeFrame(index=int(m.group(1)), pc=pc, function=name, source=source, library=library))
+            bt.frames.append(NativeFrame(index=to_int(m.group(1)) or 0, pc=pc, function=name, source=source,
+                                         library=library))
         elif section == "libs" and (m := _LIB.match(line)):
             libs.append((int(m.group(1), 16), int(m.group(2), 16), m.group(3)))
     for f in bt.frames:
@@ -206,13 +221,22 @@ def explain(bt: Backtrace, fault: Faulthandler | None) -> Backtrace:
     bt.top_library, bt.top_kind = (owner.library, owner.kind) if owner else (None, "unknown")
     text = " ".join(f.function or "" for f in bt.frames) + " " + " ".join(
         p.function for p in (fault.frames if fault else []))
-    bt.during_load = bool(LOAD_MARKERS.search(text))
+    kernel = next((_bare(f.function) for f in bt.frames if GENERATED_KERNEL.match(_bare(f.function))), None)
+    bt.kernel = re.sub(r"\._omp_fn\.\d+$", "", kernel) if kernel else None
+    bt.during_load = bool(LOAD_MARKERS.search(text)) and not bt.kernel and not RUN_MARKERS.search(text) and not (
+        fault and fault.frames and fault.frames[0].function == "__call__")
     top_idx = bt.frames.index(owner) if owner else 0
     # libstdc++ code is in libstdc++.so or, for templates such as std::regex, compiled into the package itself
     in_stdcxx = any(f.kind == "libstdc++" or (f.function or "").startswith(STDLIB_PREFIXES)
                     for f in bt.frames[:top_idx + 1])
     lib = bt.top_library or "?"
-    if bt.top_kind == "package" and in_stdcxx:
+    if bt.kernel and bt.top_kind in ("package", "unknown", "other"):
+        bt.points_to = "generated_code"
+        bt.verdict = (f"the crash is inside the generated kernel {bt.kernel} while the model ran (not while loading): "
+                      "it read or wrote out of bounds, usually at an index taken from an input (an id past a "
+                      "table's rows, a dimension the package was not built for). Print its inputs "
+                      "(dump_kernel_inputs) to see which input holds the bad value.")
+    elif bt.top_kind == "package" and in_stdcxx:
         bt.points_to = "toolchain"
         bt.verdict = (f"the package's .so ({lib}) crashed inside libstdc++"
                       + (" while loading" if bt.during_load else "")

@@ -29,6 +29,9 @@ PATTERN_IDS: tuple[str, ...] = (
     "custom_op",
     "out_of_memory",
     "segfault_no_message",
+    "toolchain_setup",
+    "version_skew",
+    "wrong_output",
     "unknown",
 )
 
@@ -56,6 +59,12 @@ class Pattern(BaseModel):
     )
     weight: float = Field(gt=0, le=1, description="How strongly one matching line indicates the rule")
     note: str = Field(default="", description="Why this line is evidence, for rule writers")
+    aoti_only: bool = Field(default=False, description=(
+        "Text eager PyTorch prints as well: it decides only in a log that shows a compiled model or package "
+        "(a phase marker or a weak cue); elsewhere it only ranks the alternatives"))
+    frame: bool = Field(default=False, description=(
+        "A stack frame: it can decide when nothing more specific matched, but is not listed as evidence "
+        "beside a line of the same rule that states the failure"))
 
     @model_validator(mode="after")
     def _check(self) -> Pattern:
@@ -80,12 +89,38 @@ class NextStep(BaseModel):
     preset: str | None = Field(default=None, description="rerun_with_flags preset, if the tool reruns")
     args: dict[str, Any] = Field(default_factory=dict, description="Suggested arguments")
     why: str = Field(description="What this step will show")
+    when: str | None = Field(default=None, description="Run only when an earlier step found this: kernel_frame (a "
+                             "native frame inside a generated kernel)")
 
 
 class Examples(BaseModel):
     model_config = ConfigDict(extra="forbid")
     match: list[str] = Field(min_length=1, description="Logs that must classify as this rule")
     no_match: list[str] = Field(default_factory=list, description="Lines none of this rule's patterns match")
+
+
+class Fix(BaseModel):
+    """A fix of a pattern guide and the evidence under which it applies: reports list only fixes whose `when` holds."""
+
+    model_config = ConfigDict(extra="forbid")
+    fix: str = Field(description="What to do, one or two sentences")
+    when: dict[str, str] = Field(default_factory=dict, description="fact -> regex (re.search); every one must match "
+                                 "a fact of the diagnosis (a captured field, `line`: the evidence lines, `kind`: the "
+                                 "root cause kind, `phase`, `owner`...); empty: always applies")
+    example: dict[str, str] = Field(description="Facts under which it applies (checked by tests/test_rules.py)")
+    not_for: dict[str, str] | None = Field(None, description="Facts under which it must not apply")
+
+    @model_validator(mode="after")
+    def _check(self) -> Fix:
+        for rx in self.when.values():
+            try:
+                re.compile(rx)
+            except re.error as exc:
+                raise ValueError(f"bad regex {rx!r}: {exc}") from exc
+        return self
+
+    def applies(self, facts: dict[str, str]) -> bool:
+        return all(k in facts and re.search(rx, facts[k]) for k, rx in self.when.items())
 
 
 class Rule(BaseModel):
@@ -99,12 +134,23 @@ class Rule(BaseModel):
     priority: int = Field(ge=0, le=1000, description="Unique; among decisive matches the highest wins")
     phase: list[Phase] = Field(min_length=1)
     patterns: list[Pattern] = Field(default_factory=list)
+    cues: list[Pattern] = Field(
+        default_factory=list,
+        description="Weak hints (frames, file names, wrapper lines) that never decide: they rank this pattern "
+                    "among the alternatives when no rule is decisive",
+    )
+    symptom: bool = Field(
+        default=False,
+        description="A symptom, not a cause (a wrong result): it wins only when no other rule matched at all",
+    )
     captures: list[str] = Field(default_factory=list, description="Named groups reported as fields")
     value_maps: dict[str, dict[str, str]] = Field(
         default_factory=dict, description="field -> {raw value -> readable value}, e.g. device type codes"
     )
     first_match: bool = Field(default=False, description="Keep the first matching line, not the last")
     next_steps: list[NextStep] = Field(default_factory=list)
+    culprit: str | None = Field(None, description="What names this pattern's culprit, and which step does it")
+    fixes: list[Fix] = Field(default_factory=list, description="Fixes with the condition under which each applies")
     examples: Examples | None = None
 
     @model_validator(mode="after")
@@ -115,6 +161,8 @@ class Rule(BaseModel):
         missing = set(self.captures) - groups
         if missing:
             raise ValueError(f"captures not named in any regex: {sorted(missing)}")
+        if any(c.weight >= 0.5 for c in self.cues):
+            raise ValueError("a cue is a hint: its weight must stay below 0.5 (use a pattern to decide)")
         if self.id != "unknown" and self.id != "segfault_no_message" and not self.patterns:
             raise ValueError("a pattern guide needs at least one regex")
         return self

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from aoti_debug import elfscan, wrapper_cpp
@@ -131,10 +132,11 @@ def inspect_model(arc: Pt2Archive, files: ModelFiles) -> ModelFacts:
     return mf
 
 
-def inspect_package(path: str | Path) -> PackageFacts:
-    """Every model of a .pt2 with its contract; BadInput if it is not a zip or holds no AOTI model."""
-    with open_pt2(path) as arc:
-        facts = PackageFacts(path=str(arc.path), size_bytes=arc.path.stat().st_size, entries=len(arc.infos),
+def inspect_package(path: str | Path, within: list[Path] | None = None) -> PackageFacts:
+    """Every model of a .pt2 with its contract; BadInput if it is not a zip or holds no AOTI model.
+    within: the folders the opened package must lie in (the server's roots)."""
+    with open_pt2(path, within) as arc:
+        facts = PackageFacts(path=str(arc.path), size_bytes=os.fstat(arc.fileno()).st_size, entries=len(arc.infos),
                              root=arc.root(), unsafe_members=arc.unsafe)
         models = arc.models()
         if not models:

@@ -18,7 +18,6 @@ import os
 import re
 import shlex
 import shutil
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from pydantic import BaseModel, Field, computed_field
 
 from aoti_debug.agentconfig import merge_json, merge_toml
 from aoti_debug.errors import BadInput
+from aoti_debug.launch import ServerEntry, entry_notes, server_entry, token_helper
 from aoti_debug.paths import project_root
 from aoti_debug.yamlio import YAMLError, load_yaml
 
@@ -35,21 +35,10 @@ AGENTS = ("claude-code", "codex")
 NAME = "aoti-debug"  # the skill folder, the front matter name and the MCP server name
 # One blocking call may run a repro, a baseline and a forensics rerun: minutes, not Codex's default 60 s.
 DEFAULT_TOOL_TIMEOUT_S = 300
-# The server imports no torch, but a cold virtual environment can miss Codex's 10 s start-up default.
-CODEX_STARTUP_TIMEOUT_S = 20
 
 Agent = Literal["claude-code", "codex"]
 Scope = Literal["project", "user"]
 Action = Literal["created", "updated", "unchanged", "removed"]
-
-
-class ServerEntry(BaseModel):
-    """How the agent starts the MCP server."""
-
-    command: str = Field(description="Program the agent runs")
-    args: list[str] = Field(description="Its arguments: ... serve --root DIR ...")
-    env: dict[str, str] = Field(default_factory=dict, description="Extra environment for the server")
-    timeout_s: int = Field(description="Per-tool-call limit written for the agent, in seconds")
 
 
 class FileChange(BaseModel):
@@ -125,33 +114,23 @@ def skill_files() -> dict[str, Path]:
     return files
 
 
-def default_command() -> list[str]:
-    """The aoti-debug console script now running (or next to this Python), else python -m aoti_debug."""
-    names = {"aoti-debug", "aoti-debug.exe"}
-    argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
-    candidates = [argv0] if argv0 is not None and argv0.name in names else []
-    candidates += [Path(sys.executable).parent / n for n in sorted(names)]
-    for c in candidates:
-        if c.is_file():
-            return [str(c.absolute())]
-    return [sys.executable, "-m", "aoti_debug"]
-
-
-def server_entry(command: list[str], roots: list[Path], env: dict[str, str], timeout_s: int) -> ServerEntry:
-    args = [*command[1:], "serve"]
-    for r in roots:
-        args += ["--root", str(r)]
-    return ServerEntry(command=command[0], args=args, env=env, timeout_s=timeout_s)
-
-
 def claude_entry(s: ServerEntry) -> dict:
     """The mcpServers value for Claude Code (timeout in milliseconds)."""
+    if s.transport == "http":
+        # headersHelper: Claude Code runs it at each connection and sends the JSON object it prints as headers,
+        # so the token stays in its file (read afresh when it changes) instead of a copy in ~/.claude.json.
+        return {"type": "http", "url": s.url, "headersHelper": shlex.join(token_helper(s.token_file or "")),
+                "timeout": s.timeout_s * 1000}
     return {"type": "stdio", "command": s.command, "args": s.args, "env": s.env, "timeout": s.timeout_s * 1000}
 
 
 def codex_table(s: ServerEntry) -> dict:
     """The [mcp_servers.aoti-debug] table for Codex."""
-    table: dict = {"command": s.command, "args": s.args, "startup_timeout_sec": CODEX_STARTUP_TIMEOUT_S,
+    if s.transport == "http":
+        # http_headers_helper: the same helper as Claude Code's (Codex 0.169 runs it at each connection).
+        return {"url": s.url, "http_headers_helper": shlex.join(token_helper(s.token_file or "")),
+                "startup_timeout_sec": s.startup_s, "tool_timeout_sec": s.timeout_s}
+    table: dict = {"command": s.command, "args": s.args, "startup_timeout_sec": s.startup_s,
                    "tool_timeout_sec": s.timeout_s}
     if s.env:
         table["env"] = dict(s.env)
@@ -214,9 +193,6 @@ def _notes(agent: Agent, scope: Scope, project: Path, config: Path, server: Serv
     if agent == "codex" and scope == "project":
         notes.append(f"Codex reads {config} only when {project} is a trusted project; check with `codex mcp list` "
                      "run there, and use --scope user where it does not show up.")
-    if not (os.path.isabs(server.command) or shutil.which(server.command)):
-        notes.append(f"{server.command!r} is not on this PATH: the agent may not be able to start the server.")
-    notes.append("Restart the agent to load the skill and the server.")
     return notes
 
 
@@ -228,7 +204,8 @@ def plan(agents: list[Agent], scope: Scope, project: Path, server: ServerEntry) 
         skill_dir, config = targets(agent, scope, project)
         ops = plan_skill(skill_dir)
         ops.append(plan_config(agent, config, server))
-        notes = _notes(agent, scope, project, config, server)
+        notes = [*_notes(agent, scope, project, config, server), *entry_notes(server),
+                 "Restart the agent to load the skill and the server."]
         if name != NAME:
             notes.insert(0, f"SKILL.md's front matter name is {name!r}, not {NAME!r}: agents may skip the skill.")
         installs.append(AgentInstall(agent=agent, scope=scope, skill_dir=str(skill_dir), config_file=str(config),
@@ -265,23 +242,23 @@ def apply(ops: list[_Op]) -> None:
 
 
 def install(agents: list[Agent], scope: Scope = "project", project_dir: Path | None = None,
-            roots: list[Path] | None = None, command: list[str] | str | None = None,
+            roots: list[Path | str] | None = None, command: list[str] | str | None = None,
             env: dict[str, str] | None = None, timeout_s: int = DEFAULT_TOOL_TIMEOUT_S,
-            dry_run: bool = False) -> InstallResult:
-    """Install the skill and register the server for each agent; with dry_run, only report what would change."""
+            dry_run: bool = False, remote: str | None = None, remote_python: str | None = None,
+            launcher: list[str] | str | None = None, url: str | None = None,
+            token_file: Path | str | None = None, ssh_config: Path | str | None = None) -> InstallResult:
+    """Install the skill and register the server for each agent; with dry_run, only report what would change.
+
+    The server is this machine's aoti-debug (default), `remote` over SSH, run through `launcher`, or `url`.
+    """
     project = Path(project_dir or Path.cwd()).expanduser().resolve()
     if not project.is_dir():
         raise BadInput(f"project directory {project} does not exist")
-    resolved = [Path(r).expanduser().resolve() for r in (roots or [project])]
-    for r in resolved:
-        if not r.is_dir():
-            raise BadInput(f"root {r} is not a directory (the server refuses to start with it)")
-    argv = shlex.split(command) if isinstance(command, str) else list(command or default_command())
-    if not argv:
-        raise BadInput("--command is empty")
-    if timeout_s <= 0:
-        raise BadInput("--timeout must be a positive number of seconds")
-    server = server_entry(argv, resolved, dict(env or {}), timeout_s)
+    # Remote roots are the remote host's folders: no default from this machine (the server then uses its
+    # starting directory, the remote home).
+    server = server_entry(roots or ([] if remote else [project]), command=command, env=env, timeout_s=timeout_s,
+                          remote=remote, remote_python=remote_python, launcher=launcher, url=url,
+                          token_file=token_file, ssh_config=ssh_config)
     installs, ops = plan(agents, scope, project, server)
     if not dry_run:
         apply(ops)

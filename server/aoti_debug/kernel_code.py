@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from aoti_debug.intparse import to_int
 from aoti_debug.kernel_sources import Source, Sources
 
 TRITON_EMBED_RX = re.compile(r"async_compile\.triton\(\s*'(\w+)'\s*,\s*'''")
@@ -143,7 +144,8 @@ def size_bindings(wrapper_text: str) -> dict[str, tuple[str, int]]:
     """Size symbol -> (input name, dimension), from 'int64_t s70 = arg1_1_size[0];'."""
     out: dict[str, tuple[str, int]] = {}
     for sym, name, dim in BIND_RX.findall(wrapper_text):
-        out.setdefault(sym, (name, int(dim)))
+        if (d := to_int(dim)) is not None:
+            out.setdefault(sym, (name, d))
     return out
 
 
@@ -178,7 +180,7 @@ def trace_index(k: Kernel, tmp: str, assert_offset: int) -> Chain:
         chain.size_args += [s for s in KS_RX.findall(rhs) if s not in chain.size_args]
         chain.clamped = chain.clamped or bool(re.search(r"\b(?:minimum|min_propagate_nan)\(", rhs))
     chain.clamped = chain.clamped and bool(chain.size_args)  # clamped to a size: min(idx, ks - 1)
-    chain.tmps = sorted(seen, key=lambda s: int(s[3:]))
+    chain.tmps = sorted(seen, key=lambda s: (len(s), s))  # tmpN by N, without int() of a crafted N
     chain.lines.reverse()
     tail = body[assert_offset:k.end]
     for ln in tail.splitlines()[1:]:

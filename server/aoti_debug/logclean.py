@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
+from typing import BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -41,11 +42,34 @@ def load() -> tuple[CleanData, re.Pattern[str], list[tuple[str, re.Pattern[str]]
     return data, prefix, [(r.name, re.compile(r.regex)) for r in data.ignore]
 
 
-def file_chunks(path: str | Path, chunk: int = 1 << 20) -> Iterator[bytes]:
-    """A file's bytes in chunks of at most `chunk` bytes (memory stays bounded for any log size)."""
-    with open(path, "rb") as f:
-        while data := f.read(chunk):
-            yield data
+def file_chunks(path: str | Path, chunk: int = 1 << 20, within: list[Path] | None = None) -> Iterator[bytes]:
+    """A file's bytes in chunks of at most `chunk` bytes (memory stays bounded for any log size).
+
+    Opened at once (not on the first next()): a FIFO or other non-regular file is refused without blocking, and
+    within (the server's roots) is checked on the opened descriptor."""
+    from aoti_debug.roots import open_regular
+
+    return _Chunks(open_regular(Path(path), within, what="log"), chunk)
+
+
+class _Chunks:
+    """Reads a file chunk by chunk; closes it at the end, or when dropped unread (a caller refused the call)."""
+
+    def __init__(self, f: BinaryIO, chunk: int):
+        self._f, self._chunk = f, chunk
+
+    def __iter__(self) -> _Chunks:
+        return self
+
+    def __next__(self) -> bytes:
+        data = self._f.read(self._chunk)
+        if not data:
+            self._f.close()
+            raise StopIteration
+        return data
+
+    def __del__(self) -> None:
+        self._f.close()
 
 
 def normalize_chunk(chunk: bytes) -> bytes:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from aoti_debug.intparse import to_int
+
 # Errors kept in full; the report's summary line still gives the total.
 MAX_ERRORS = 10
 MAX_HOST_FRAMES = 12
@@ -70,8 +72,8 @@ _SUMMARY = re.compile(r"^ERROR SUMMARY: (\d+) errors?")
 _HOST = re.compile(r"^Host Frame:\s*(.*)$")
 
 
-def _num(text: str) -> int:
-    return int(text.replace(",", ""))
+def _num(text: str) -> int | None:
+    return to_int(text)
 
 
 def parse_memcheck(text: str) -> Memcheck:
@@ -83,7 +85,7 @@ def parse_memcheck(text: str) -> Memcheck:
             continue  # program output mixed in
         line = _PREFIX.sub("", raw).strip()
         if m := _HEAD.match(line):
-            err = MemcheckError(what=line, space=m.group(1).strip("_"), access=m.group(2), size=int(m.group(3)))
+            err = MemcheckError(what=line, space=m.group(1).strip("_"), access=m.group(2), size=to_int(m.group(3)))
             report.errors.append(err)
         elif line.startswith(("Misaligned", "Invalid", "Out-of-range", "Malloc/Free")) and not line.startswith(
                 "Invalid __"):
@@ -95,17 +97,17 @@ def parse_memcheck(text: str) -> Memcheck:
         elif line.startswith(("Error: ", "Target application")) and err is None:
             report.tool_errors.append(line)
         elif m := _SUMMARY.match(line):
-            report.error_count = int(m.group(1))
+            report.error_count = to_int(m.group(1))
         elif err is None:
             continue
         elif m := _AT_OLD.match(line):
             err.kernel, err.pc_offset, err.file, err.line = (m.group("kernel"), m.group("off"), m.group("file"),
-                                                             int(m.group("line")))
+                                                             to_int(m.group("line")))
         elif m := _AT.match(line):
             err.kernel, err.pc_offset = m.group("kernel"), m.group("off")
             if loc := m.group("loc"):
                 fm = re.match(r"^(.+?):(\d+)$", loc)
-                err.file, err.line = (fm.group(1), int(fm.group(2))) if fm else (loc, None)
+                err.file, err.line = (fm.group(1), to_int(fm.group(2))) if fm else (loc, None)
         elif m := _BY.match(line):
             err.thread, err.block = m.group(1).replace(" ", ""), m.group(2).replace(" ", "")
         elif m := _ADDR.match(line):

@@ -14,6 +14,10 @@ from aoti_debug.parity_env import package_mismatches, runtime_mismatches
 from aoti_debug.parity_inputs import InputComparison, compare_inputs
 from aoti_debug.parity_rules import Mismatch, make, ordered
 from aoti_debug.probe import ActualInput, ProbeOutcome, RuntimeFacts
+from aoti_debug.roots import confine, open_regular
+
+# A call's inputs described as JSON are a few hundred entries at most.
+MAX_INPUTS_JSON = 4 * 2**20
 
 
 class ParityReport(BaseModel):
@@ -104,23 +108,44 @@ class _Prepared(BaseModel):
     inputs_source: str | None = None
 
 
+def captured_inputs(run_id: str) -> tuple[list[ActualInput], str]:
+    """The tensors of a rerun's captured call (the one it died in, else its first) and where they came from."""
+    from aoti_debug import calls, runs
+
+    report = calls.read(runs.run_path(run_id) / calls.CALLS_DIR)
+    chosen = report.died_in if report.died_in and report.died_in.kind == "call" else next(
+        (r for r in report.records if r.kind == "call"), None)
+    found = report.inputs_of(chosen) if chosen else None
+    if not found:
+        raise BadInput(f"run {run_id} captured no package call with tensors: rerun the repro with the calls preset")
+    return found, f"run {run_id} call {chosen.index}"
+
+
 def _prepare(package: str | Path, inputs_file: str | Path | None, inputs: list[ActualInput] | None,
-             model: str | None, python: str | None) -> _Prepared:
-    if inputs_file is not None and inputs is not None:
-        raise BadInput("pass the inputs as a file or as JSON, not both")
-    facts = inspect_package(package)
+             model: str | None, python: str | None, roots: list[Path] | None = None,
+             inputs_run: str | None = None) -> _Prepared:
+    if sum(x is not None for x in (inputs_file, inputs, inputs_run)) > 1:
+        raise BadInput("pass the inputs as a file, as JSON or as a run's captured call, not two of them")
+    source = "json" if inputs is not None else None
+    if inputs_run is not None:
+        inputs, source = captured_inputs(inputs_run)
+    facts = inspect_package(package, confine(roots))
     chosen = facts.model(model)
     if chosen is None:
         raise BadInput(f"no model {model!r} in {package}; models: {', '.join(m.name for m in facts.models)}")
-    prepared = _Prepared(facts=facts, model=chosen, python=probe.check_python(python), inputs=inputs,
-                         inputs_source="json" if inputs is not None else None)
+    prepared = _Prepared(facts=facts, model=chosen, python=probe.check_python(python, roots), inputs=inputs,
+                         inputs_source=source)
     if inputs_file is not None:
         p = Path(inputs_file).expanduser()
         if not p.is_file():
             raise BadInput(f"no such inputs file: {p}")
         prepared.inputs_source = str(p)
         if p.suffix == ".json":
-            prepared.inputs = probe.parse_inputs_json(p.read_text(encoding="utf-8", errors="replace"))
+            with open_regular(p, confine(roots), what="inputs file") as f:  # a FIFO is refused, never waited on
+                raw = f.read(MAX_INPUTS_JSON + 1)
+            if len(raw) > MAX_INPUTS_JSON:
+                raise BadInput(f"inputs JSON {p} is over {MAX_INPUTS_JSON} bytes: describe the call's inputs only")
+            prepared.inputs = probe.parse_inputs_json(raw.decode("utf-8", errors="replace"))
         else:
             prepared.probe_file = p
     return prepared
@@ -137,11 +162,12 @@ def _finish(p: _Prepared, runtime: ProbeOutcome | None, probed: ProbeOutcome | N
 def check_parity(package: str | Path, *, inputs_file: str | Path | None = None,
                  inputs: list[ActualInput] | None = None, load_device: str | None = None,
                  python: str | None = None, model: str | None = None, probe_runtime: bool = True,
+                 roots: list[Path] | None = None, inputs_run: str | None = None,
                  runtime: ProbeOutcome | None = None) -> ParityReport:
     """Check a .pt2 against the target Python (probed in a subprocess) and, if given, the actual inputs.
-
+    roots (the server's): the package, inputs and Python must lie in them (or, the Python, a trusted folder).
     runtime: that Python's runtime probe, already taken (triage probes it while its baseline runs)."""
-    p = _prepare(package, inputs_file, inputs, model, python)
+    p = _prepare(package, inputs_file, inputs, model, python, roots, inputs_run)
     if runtime is not None and p.probe_file is None:
         return _finish(p, runtime if probe_runtime else None, None, load_device)
     runtime, probed = probe.run_probes(p.python, p.probe_file) if (probe_runtime or p.probe_file) else (None, None)
@@ -150,8 +176,13 @@ def check_parity(package: str | Path, *, inputs_file: str | Path | None = None,
 
 async def check_parity_async(package: str | Path, *, inputs_file: str | Path | None = None,
                              inputs: list[ActualInput] | None = None, load_device: str | None = None,
-                             python: str | None = None, model: str | None = None) -> ParityReport:
-    """check_parity for the MCP server: the probe runs off the event loop and dies with a cancelled call."""
-    p = _prepare(package, inputs_file, inputs, model, python)
+                             python: str | None = None, model: str | None = None,
+                             roots: list[Path] | None = None, inputs_run: str | None = None) -> ParityReport:
+    """check_parity for the MCP server: the package is read and the inputs validated on a worker thread (the
+    event loop keeps answering other calls), the probe runs off the event loop and dies with a cancelled call."""
+    import anyio
+
+    p = await anyio.to_thread.run_sync(lambda: _prepare(package, inputs_file, inputs, model, python, roots,
+                                                        inputs_run))
     runtime, probed = await probe.run_probes_async(p.python, p.probe_file)
-    return _finish(p, runtime, probed, load_device)
+    return await anyio.to_thread.run_sync(lambda: _finish(p, runtime, probed, load_device))

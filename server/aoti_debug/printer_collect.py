@@ -7,6 +7,7 @@ from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
 
+from aoti_debug.intparse import to_int
 from aoti_debug.logclean import file_chunks
 from aoti_debug.printer_log import (
     KEEP_FIRST,
@@ -40,7 +41,7 @@ def parse_assert(text: str, line: int, where: str = "") -> IndexAssert:
         if t := re.search(r"\btmp\d+\b", m["expr"]):
             a.tmp_var = t.group(0)
     if a.bound and re.fullmatch(r"-?\d+L?", a.bound.strip()):
-        a.bound_value = int(a.bound.strip().rstrip("L"))
+        a.bound_value = to_int(a.bound.strip().rstrip("L"))  # None for an absurd bound, never a ValueError
     return a
 
 

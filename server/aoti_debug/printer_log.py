@@ -7,6 +7,8 @@ import re
 
 from pydantic import BaseModel, Field
 
+from aoti_debug.intparse import ints, to_int
+
 # Launches kept in full: the first ones, the last ones (the crash is at the end) and pinned ones.
 KEEP_FIRST, KEEP_LAST = 8, 24
 # Level-3 kernels kept from the end; open (unmatched) launches kept at most.
@@ -131,9 +133,9 @@ def record(arg: str, raw: Raw) -> TensorRecord:
                      device=kv.get(b"Device", b"").decode() or None)
     for key, attr in ((b"Size", "shape"), (b"Stride", "stride")):
         if key in kv:
-            setattr(r, attr, [int(x) for x in re.findall(rb"-?\d+", kv[key])])
+            setattr(r, attr, ints(re.findall(rb"-?\d+", kv[key])))
     if b"Number of elements" in kv and kv[b"Number of elements"].strip().isdigit():
-        r.numel = int(kv[b"Number of elements"])
+        r.numel = to_int(kv[b"Number of elements"])
     for key, attr in ((b"Min value", "min"), (b"Max value", "max"), (b"Mean value", "mean")):
         x, nan, inf = _num(kv.get(key))
         setattr(r, attr, x)

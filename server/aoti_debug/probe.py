@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -18,7 +16,8 @@ if TYPE_CHECKING:
     from aoti_debug import proc
 
 PROBES = Path(__file__).resolve().parent / "probes"
-PYTHON_NAME_RX = re.compile(r"python(\d+(\.\d+)?)?[tdm]?")
+# A model call's inputs described as JSON; more is not a call (and would cost seconds to compare and report).
+MAX_INPUTS = 2048
 # Importing torch takes 2-20 s (cold disk); CUDA init on a broken driver can hang: stop it then.
 RUNTIME_TIMEOUT_S = 120.0
 # torch.load of a large inputs file (mmap-free) plus the import.
@@ -117,17 +116,23 @@ def _finish(result: proc.ProcResult, out: Path, what: str) -> ProbeOutcome:
     return ProbeOutcome(error=f"{what} in {result.argv[0]} failed ({why}){': ' + tail[0] if tail else ''}")
 
 
-def check_python(python: str | None) -> str:
-    """The target interpreter: given path or name, else this one; BadInput if it is not a Python or not found."""
+def check_python(python: str | None, roots: list[Path] | None = None) -> str:
+    """The target interpreter: given path or name, else this one; BadInput if it is not a Python interpreter.
+
+    roots (the MCP server's): it must also lie in the roots or a folder the server's user trusts (programs.py);
+    None (the CLI, whose user names their own interpreter): any Python interpreter.
+    """
+    from aoti_debug import programs
+
     if not python:
         return sys.executable
-    # The probe runs it with our arguments: refuse any other program a client might name (rm, sh ...).
-    if not PYTHON_NAME_RX.fullmatch(Path(python).name):
+    if roots is not None:
+        return programs.check_python(python, roots)
+    path, on_path = programs.locate(python)
+    # The CLI's user names their own interpreter: a python* wrapper script is theirs to run.
+    if not (programs.is_python(path, on_path) or programs.PYTHON_NAME.fullmatch(path.name)):
         raise BadInput(f"target Python {python!r} must be a Python interpreter (python, python3, python3.12 ...)")
-    found = shutil.which(python) if "/" not in python else (python if Path(python).is_file() else None)
-    if not found:
-        raise BadInput(f"target Python {python!r} not found")
-    return found
+    return str(path)
 
 
 def runtime_facts(outcome: ProbeOutcome) -> tuple[RuntimeFacts | None, str | None]:
@@ -165,6 +170,9 @@ def parse_inputs_json(text: str) -> list[ActualInput]:
         raise BadInput(f"inputs JSON does not parse: {exc}") from exc
     if not isinstance(raw, list) or not all(isinstance(x, dict) for x in raw):
         raise BadInput('inputs JSON must be a list of objects like {"dtype": "float32", "shape": [4, 8]}')
+    if len(raw) > MAX_INPUTS:
+        raise BadInput(f"inputs JSON lists {len(raw)} inputs; at most {MAX_INPUTS} (a model call's inputs, not its "
+                       "weights)")
     try:
         return [ActualInput.model_validate(x) for x in raw]
     except ValidationError as exc:

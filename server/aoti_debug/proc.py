@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import pty
 import secrets
 import select
 import selectors
+import shutil
 import signal
 import subprocess
 import termios
@@ -19,6 +21,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
+from aoti_debug import proctree
 from aoti_debug.capture import CappedLog, Stream
 from aoti_debug.proctree import TERM_GRACE_S, TOKEN_VAR, Tree
 
@@ -117,6 +120,19 @@ def _decode(data: bytearray) -> str:
     return bytes(data).decode("utf-8", errors="replace")
 
 
+def _check_program(arg0: str, env: dict[str, str], cwd: Path | None) -> None:
+    """The errors Popen would raise for argv[0], raised here: the shim execs it later, out of our sight."""
+    if "/" not in arg0:
+        if not shutil.which(arg0, path=env.get("PATH", os.defpath)):
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", arg0)
+        return
+    path = Path(cwd or ".") / arg0
+    if not path.exists():
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", arg0)
+    if path.is_dir() or not os.access(path, os.X_OK):
+        raise PermissionError(errno.EACCES, "Permission denied", arg0)
+
+
 def _spawn(spec: ProcSpec, token: str) -> tuple[subprocess.Popen[bytes], int, int]:
     """Start the child in its own session; return it with the read ends of stdout and stderr."""
     master = slave = None
@@ -125,12 +141,16 @@ def _spawn(spec: ProcSpec, token: str) -> tuple[subprocess.Popen[bytes], int, in
         attrs = termios.tcgetattr(slave)
         attrs[1] &= ~termios.ONLCR  # keep "\n" as is instead of "\r\n"
         termios.tcsetattr(slave, termios.TCSANOW, attrs)
+    env = child_env(spec.env_overrides, token)
     try:
-        proc = subprocess.Popen(
-            spec.argv, cwd=spec.cwd, env=child_env(spec.env_overrides, token), stdin=subprocess.DEVNULL,
-            stdout=slave if slave is not None else subprocess.PIPE, stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        _check_program(spec.argv[0], env, spec.cwd)
+        with proctree.leaders_lock:  # an orphan scan never sees this child before it is registered
+            proc = subprocess.Popen(
+                proctree.shim_argv(spec.argv), cwd=spec.cwd, env=env, stdin=subprocess.DEVNULL,
+                stdout=slave if slave is not None else subprocess.PIPE, stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+            proctree.register(proc.pid)
     except BaseException:
         if master is not None:
             os.close(master)
@@ -249,6 +269,7 @@ def run(
             pump(POLL_S)
         # Whatever is still running (background grandchildren, daemons) is killed: no orphan survives.
         result.leftovers_killed = tree.kill_leftovers()
+        proctree.unregister(proc.pid)
         while sel.get_map() and pump(0):
             pass
         result.returncode = proc.returncode

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from aoti_debug import command, flags, proc, runs
+from aoti_debug import calls, command, flags, proc, runs
 from aoti_debug.artifacts import check_compile, collect_artifacts
 from aoti_debug.classify import Classification, classify_file, classify_text
 from aoti_debug.compare import compare
@@ -55,9 +55,11 @@ class Plan:
     roots: list[Path]
 
 
-def plan(req: RerunRequest, roots: list[Path], *, shared_cache: Path | None = None) -> Plan:
+def plan(req: RerunRequest, roots: list[Path], *, hold: bool = False, shared_cache: Path | None = None) -> Plan:
     """Validate everything and create the run directory; BadInput before anything runs.
 
+    hold: take a run slot first (runs.reserve; every top-level run does, waited or not); a refused run creates no
+    directory. The steps of a triage or dump_kernel_inputs run inside their caller's slot.
     shared_cache: a triage's one inductor cache, used instead of a fresh one where the flags allow it."""
     cwd = command.check_cwd(req.cwd, roots)
     argv = command.check_command(req.argv, roots, cwd)
@@ -67,10 +69,27 @@ def plan(req: RerunRequest, roots: list[Path], *, shared_cache: Path | None = No
     run_dir = runs.run_path(run_id)
     uses = flags.resolve(req.presets, req.flags, roots=roots, cwd=cwd, run_dir=run_dir, fresh_cache=req.fresh_cache,
                          shared_cache=shared_cache)
-    runs.create(run_id)
-    runs.save(run_id, req.model_dump_json(indent=2), "request.json")
+    entry = runs.reserve(run_id) if hold else None
+    try:
+        runs.create(run_id)
+        runs.save(run_id, req.model_dump_json(indent=2), "request.json")
+    except BaseException:
+        if hold:
+            runs.release(run_id)
+        raise
     log.info("run %s: argv=%s cwd=%s flags=%s", run_id, argv, cwd, {u.name: u.value for u in uses})
-    return Plan(req, run_id, run_dir, cwd, argv, uses, roots)
+    p = Plan(req, run_id, run_dir, cwd, argv, uses, roots)
+    if entry is not None:
+        entry.payload = p  # get_run answers for a waited run too
+    return p
+
+
+def execute_held(p: Plan, *, cancel: threading.Event | None = None, note: proc.Note | None = None) -> RunResult:
+    """execute() a plan made with hold=True, giving its slot back at the end."""
+    try:
+        return execute(p, cancel=cancel, note=note)
+    finally:
+        runs.release(p.run_id)
 
 
 def _spec(p: Plan, argv: list[str], env: dict[str, str | None], log_dir: Path) -> proc.ProcSpec:
@@ -170,6 +189,21 @@ def _forensic_run(p: Plan, kind: str, cancel: threading.Event | None, note: proc
     return Forensics(faulthandler=fault, memcheck=_memcheck(fdir / "memcheck.log"), log_path=pr.combined_log)
 
 
+def _with_calls(p: Plan) -> tuple[list[str], str | None]:
+    """The command with the capture runner in front of its script, or unchanged with the reason."""
+    index = command.python_script_index(p.argv, p.roots, p.cwd, given=p.req.argv[0])
+    if index is None:
+        return p.argv, "calls preset: the command is not `python script.py ...`, so its calls were not captured"
+    return calls.wrap_argv(p.argv, index, p.run_dir / calls.CALLS_DIR), None
+
+
+def _calls_report(p: Plan, stopped_by_us: bool) -> calls.CallsReport:
+    report = calls.read(p.run_dir / calls.CALLS_DIR)
+    if stopped_by_us and report.died_summary:  # we ended it: it did not die there on its own
+        report.died_summary = report.died_summary.replace("the process died", "the run was stopped", 1)
+    return report
+
+
 def _memcheck(report: Path) -> Memcheck:
     m = parse_memcheck(runs.tail(report, LOG_CAP))
     m.report_path = str(report) if report.is_file() else None
@@ -187,12 +221,15 @@ def execute(p: Plan, *, cancel: threading.Event | None = None, note: proc.Note |
         return base
     presets, env, argv = set(p.req.presets), flags.env_overrides(p.uses), p.argv
     notes: list[str] = []
+    if "calls" in presets:
+        argv, why_not = _with_calls(p)
+        notes += [why_not] if why_not else []
     dbg = find_debugger() if "backtrace" in presets else None
     san = find_sanitizer() if "memcheck" in presets else None
     if dbg:
-        argv, env = debugger_argv(dbg), {**env, **exec_env(p.argv)}
+        argv, env = debugger_argv(dbg), {**env, **exec_env(argv)}
     elif san:
-        argv = memcheck_argv(san, p.run_dir / "memcheck.log") + p.argv
+        argv = memcheck_argv(san, p.run_dir / "memcheck.log") + argv
     for name, found in (("backtrace", dbg), ("memcheck", san)):
         if name in presets and not found:
             notes.append(f"{name} preset: {'gdb or cuda-gdb' if name == 'backtrace' else 'compute-sanitizer'} is "
@@ -227,6 +264,8 @@ def execute(p: Plan, *, cancel: threading.Event | None = None, note: proc.Note |
         r.forensics = extra.model_copy(update={"faulthandler": extra.faulthandler or fault})
     elif p.req.forensics and not stopped and not san and pattern == "cuda_illegal_memory_access" and find_sanitizer():
         r.forensics = _forensic_run(p, "memcheck", cancel, note, t0)
+    if "calls" in presets:
+        r.calls = _calls_report(p, ours)
     r.status = _status(r, pr.spawn_error)
     if base:
         r.baseline = compare(base, r)
@@ -271,7 +310,7 @@ def _next_step(r: RunResult) -> str:
 def rerun(req: RerunRequest, roots: list[Path], *, cancel: threading.Event | None = None,
           note: proc.Note | None = None) -> RunResult:
     """Validate and run to the end (or the time limit, or cancellation)."""
-    return execute(plan(req, roots), cancel=cancel, note=note)
+    return execute_held(plan(req, roots, hold=True), cancel=cancel, note=note)
 
 
 def _running(p: Plan, entry: runs.Active) -> RunResult:
@@ -290,7 +329,7 @@ def _running(p: Plan, entry: runs.Active) -> RunResult:
 
 def start(req: RerunRequest, roots: list[Path]) -> RunResult:
     """Validate, start in the background, and return at once with the run id to poll."""
-    p = plan(req, roots)
+    p = plan(req, roots, hold=True)
 
     def work(cancel: threading.Event, note: proc.Note) -> None:
         try:
@@ -309,7 +348,7 @@ def start(req: RerunRequest, roots: list[Path]) -> RunResult:
 def get_run(run_id: str) -> RunResult:
     """A running run's progress and tails so far, or a finished run's result (also after a server restart)."""
     entry = runs.active(run_id)
-    if entry is not None:  # a triage run answers for itself (its payload has a snapshot)
+    if entry is not None and entry.payload is not None:  # a triage run answers for itself (its snapshot)
         snapshot = getattr(entry.payload, "snapshot", None)
         return snapshot(entry) if snapshot else _running(entry.payload, entry)
     text = runs.load(run_id)

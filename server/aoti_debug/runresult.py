@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from aoti_debug.artifacts import Artifacts, CompileCheck
+from aoti_debug.calls import CallsReport
 from aoti_debug.classify import Classification
 from aoti_debug.compare import BaselineComparison
 from aoti_debug.flags import FlagUse
@@ -86,6 +87,8 @@ class RunResult(BaseModel):
     compile: CompileCheck | None = None
     artifacts: Artifacts | None = None
     forensics: Forensics | None = None
+    calls: CallsReport | None = Field(None, description="preset calls: each package load and call with its "
+                                      "tensors, and the one the process died inside")
     baseline: BaselineComparison | None = None
     warnings: list[str] = Field(default_factory=list)
     next_step: str = ""

@@ -10,18 +10,19 @@ import secrets
 import shutil
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from aoti_debug.errors import BadInput
 from aoti_debug.proc import Note
-from aoti_debug.roots import runs_dir
+from aoti_debug.roots import open_regular, runs_dir
 
 log = logging.getLogger("aoti_debug.runs")
 
-RUN_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
+RUN_ID = re.compile(r"\A\d{8}-\d{6}-[0-9a-f]{6}\Z")  # \Z: "$" would accept a trailing newline
 # Old run directories are deleted beyond this many (each may hold an inductor cache).
 MAX_KEPT_RUNS = 50
 # Background runs at once: each may compile with every core.
@@ -77,21 +78,21 @@ def load(run_id: str, name: str = RESULT) -> str | None:
     return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
-def tail(path: Path, nbytes: int) -> str:
-    """The last nbytes of a file, decoded leniently ('' if absent)."""
+def tail(path: Path, nbytes: int, within: list[Path] | None = None) -> str:
+    """The last nbytes of a regular file, decoded leniently ('' if absent, not a regular file, or outside within)."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(Path(path), within) as f:
             f.seek(0, os.SEEK_END)
             f.seek(max(0, f.tell() - nbytes))
-            return f.read().decode("utf-8", errors="replace")
-    except OSError:
+            return f.read(nbytes).decode("utf-8", errors="replace")
+    except (OSError, BadInput):
         return ""
 
 
 # A run's files a client may read (aoti-run://{run_id}/{name}); at most the last RUN_FILE_BYTES of each.
 RUN_FILES = {"log": ["combined.log"], "stdout": ["stdout.log"], "stderr": ["stderr.log"], "result": ["result.json"],
              "baseline": ["baseline/combined.log"], "forensics": ["forensics/combined.log"],
-             "memcheck": ["memcheck.log", "forensics/memcheck.log"]}
+             "memcheck": ["memcheck.log", "forensics/memcheck.log"], "calls": ["calls/calls.jsonl"]}
 RUN_FILE_BYTES = 1 << 20
 
 
@@ -122,16 +123,50 @@ _lock = threading.Lock()
 _active: dict[str, Active] = {}
 
 
-def start(run_id: str, work: Callable[[threading.Event, Note], None], payload: Any) -> Active:
-    """Run work(cancel, note) on a thread; it must persist its own result before returning."""
+def _forget_finished() -> None:
+    """Drop background entries whose thread ended (caller holds _lock); held waited runs stay until released."""
+    for rid in [r for r, a in _active.items() if a.thread and not a.thread.is_alive()]:
+        del _active[rid]
+
+
+def reserve(run_id: str, payload: Any = None) -> Active:
+    """Take one of the MAX_ACTIVE run slots, for every kind of run (waited or background, rerun, triage, dump):
+    called before the run directory is created, so a refused run creates nothing and prunes nothing."""
     with _lock:
-        for rid in [r for r, a in _active.items() if a.thread and not a.thread.is_alive()]:
-            del _active[rid]
+        _forget_finished()
+        if run_id in _active:
+            return _active[run_id]
         if len(_active) >= MAX_ACTIVE:
             raise BadInput(f"{MAX_ACTIVE} runs are already going ({', '.join(sorted(_active))}); "
                            "poll them with get_run and start this one when one ends")
-        cancel = threading.Event()
-        entry = Active(cancel=cancel, started=time.monotonic(), payload=payload)
+        entry = Active(cancel=threading.Event(), started=time.monotonic(), payload=payload)
+        _active[run_id] = entry
+    return entry
+
+
+def release(run_id: str) -> None:
+    """Give a waited run's slot back (a background run's thread gives its own back when it ends)."""
+    with _lock:
+        _active.pop(run_id, None)
+
+
+@contextmanager
+def slot(label: str) -> Iterator[Active]:
+    """Hold a run slot for the duration of a block (a call that makes several runs, like dump_kernel_inputs)."""
+    entry = reserve(label)
+    try:
+        yield entry
+    finally:
+        release(label)
+
+
+def start(run_id: str, work: Callable[[threading.Event, Note], None], payload: Any) -> Active:
+    """Run work(cancel, note) on a thread in the run's slot (reserved here unless plan() already did); work
+    must persist its own result before returning."""
+    entry = reserve(run_id, payload)
+    with _lock:
+        entry.payload = payload
+        cancel = entry.cancel
 
         def note(elapsed: float, nbytes: int, message: str = "") -> None:
             entry.progress[0] = (elapsed, nbytes, message)
@@ -146,7 +181,6 @@ def start(run_id: str, work: Callable[[threading.Event, Note], None], payload: A
                     _active.pop(run_id, None)
 
         entry.thread = threading.Thread(target=target, daemon=True, name=f"aoti-debug-{run_id}")
-        _active[run_id] = entry
         entry.thread.start()
     return entry
 

@@ -47,7 +47,8 @@ def _values(flag: dict) -> str:
         return ", ".join(f"`{v}`" for v in flag["values"])
     if flag.get("value_regex") is not None:
         return f"regex `{flag['value_regex']}`"
-    return "a directory inside the allowed roots" if flag["name"] in DIR_FLAGS else "an existing executable"
+    return ("a directory inside the allowed roots" if flag["name"] in DIR_FLAGS
+            else "a C++ compiler inside the roots or the server's PATH")
 
 
 def _cache(flag: dict) -> str:

@@ -17,11 +17,12 @@ from aoti_debug.explain import markdown, next_thing, step_label
 from aoti_debug.forensics import parse_faulthandler
 from aoti_debug.guides import load_guides
 from aoti_debug.rerun import RerunRequest
-from aoti_debug.roots import check_path
+from aoti_debug.roots import check_path, confine
 from aoti_debug.runresult import URI, RunProgress, RunResult
 from aoti_debug.triage_dump import PRINTER_KEYS, dump
 from aoti_debug.triage_model import Step, TriageReport, TriageRequest
-from aoti_debug.triage_steps import TAIL, Ctx, oob, parity, prefetch, rerun_preset, run
+from aoti_debug.triage_package import parity
+from aoti_debug.triage_steps import TAIL, Ctx, oob, prefetch, rerun_preset, run
 
 log = logging.getLogger("aoti_debug.runs")
 
@@ -31,6 +32,8 @@ DISPATCH = {"check_parity": parity, "rerun_with_flags": rerun_preset, "explain_i
 NOT_STEPS = {"triage", "get_run", "classify_error"}
 # A package path in a command's output: `package: /abs/x.pt2`, "saved to x.pt2", quoted or bare.
 PACKAGE_RX = re.compile(r"""(?:^|[\s'"=(:,])((?:~|\.{0,2}/)?[^\s'"(),:]*\.pt2)(?=$|[\s'"),:.;])""", re.M)
+# faulthandler frames of pt2_archive/_package.py that run the model (a crash there is not a load crash).
+RUNNING_FRAMES = {"__call__"}
 STATUS = {"done": "ok", "running": "running", "cancelled": "cancelled", "error": "error"}
 # The triage's one inductor cache (in its run directory): the baseline and every rerun whose flags are all
 # cache_safe (guides/debug-flags.md) build there, so generated files, Triton kernels and the ISA probe are reused.
@@ -101,10 +104,25 @@ def plan(req: TriageRequest, roots: list[Path]) -> TriagePlan:
         if req.package_path else None,
         "evidence_logs": {k: str(_file(v, roots, k, cwd)) for k, v in req.evidence_logs.items()}})
     run_id = runs.new_run_id()
-    runs.create(run_id)
-    runs.save(run_id, resolved.model_dump_json(indent=2), "request.json")
+    entry = runs.reserve(run_id)  # the run slot first: a refused triage creates and prunes nothing
+    try:
+        runs.create(run_id)
+        runs.save(run_id, resolved.model_dump_json(indent=2), "request.json")
+    except BaseException:
+        runs.release(run_id)
+        raise
     log.info("triage %s: argv=%s log=%s package=%s", run_id, req.argv, req.log_path, req.package_path)
-    return TriagePlan(resolved, run_id, runs.run_path(run_id), roots, cwd)
+    entry.payload = TriagePlan(resolved, run_id, runs.run_path(run_id), roots, cwd)
+    return entry.payload
+
+
+def execute_held(p: TriagePlan, *, cancel: threading.Event | None = None,
+                 note: proc.Note | None = None) -> TriageReport:
+    """execute() a waited triage, giving its run slot back at the end."""
+    try:
+        return execute(p, cancel=cancel, note=note)
+    finally:
+        runs.release(p.run_id)
 
 
 def _classified(ctx: Ctx, step: Step, c: Classification | None, source: str) -> None:
@@ -122,6 +140,14 @@ def _classified(ctx: Ctx, step: Step, c: Classification | None, source: str) -> 
     step.evidence = [e.text for e in c.evidence[:3]]
 
 
+def _fault_facts(ctx: Ctx) -> None:
+    """faulthandler's innermost frame says whether the model was running (__call__) when it died."""
+    top = ctx.fault.frames[0] if ctx.fault and ctx.fault.frames else None
+    if top and top.function in RUNNING_FRAMES:
+        ctx.establish("crashed_running", f'faulthandler: the crash was in {top.function} ({top.file}:{top.line}), '
+                                         "running the model, not loading it")
+
+
 def _start(ctx: Ctx, p: TriagePlan) -> None:
     """Step 1 (and 2): the baseline run and its classification, or the given log's classification."""
     req, report = ctx.req, ctx.report
@@ -130,26 +156,36 @@ def _start(ctx: Ctx, p: TriagePlan) -> None:
         ctx.progress("step 1: classify_error")
         t = time.monotonic()
         ctx.log_path = Path(req.log_path)
-        text = runs.tail(ctx.log_path, TAIL)
+        text = runs.tail(ctx.log_path, TAIL, confine(p.roots))
         ctx.fault = parse_faulthandler(text)
+        _fault_facts(ctx)
         ctx.package = ctx.package or find_package(text, p.cwd, p.roots)
-        _classified(ctx, step, classify_file(ctx.log_path, req.exit_status), str(ctx.log_path))
-        step.log_path, step.cost_s = str(ctx.log_path), round(time.monotonic() - t, 2)
+        step.log_path = str(ctx.log_path)
+        _classified(ctx, step, classify_file(ctx.log_path, req.exit_status, within=confine(p.roots)),
+                    str(ctx.log_path))
+        step.cost_s = round(time.monotonic() - t, 2)
         report.steps.append(step)
         return
-    step = Step(index=1, tool="rerun_with_flags", why="Baseline: the command as given, with faulthandler and the "
-                "triage's own inductor cache (empty at first), output captured unbuffered.", status="done")
+    step = Step(index=1, tool="rerun_with_flags", why="Baseline: the command as given, with faulthandler, the "
+                "triage's own inductor cache (empty at first) and its package loads and calls captured, output "
+                "captured unbuffered.", status="done")
     t = time.monotonic()
     r = run(ctx, RerunRequest(argv=req.argv or [], cwd=req.cwd, fresh_cache=True, forensics=False,
+                              presets=["calls"] if req.capture_calls else [],
                               timeout_s=max(1.0, min(req.timeout_s, ctx.left()))), step)
     step.cost_s = round(time.monotonic() - t, 1)
     step.pattern = None
     ctx.run_s = max(r.duration_s, 1.0)
     ctx.log_path = Path(r.log_path) if r.log_path else None
     ctx.fault = r.forensics.faulthandler if r.forensics else None
+    _fault_facts(ctx)
     ctx.cache_dir = Path(r.compile.cache_dir) if r.compile and r.compile.cache_dir else None
     text = runs.tail(ctx.log_path, TAIL) if ctx.log_path else ""
     ctx.package = ctx.package or find_package(text, p.cwd, p.roots)
+    ctx.calls, ctx.calls_run = r.calls, r.run_id
+    if r.calls and r.calls.captured:
+        step.found.append(f"{r.calls.loads} package load(s), {r.calls.calls} call(s) captured")
+        step.found += [s for s in (r.calls.died_summary,) if s] + r.calls.nonfinite_outputs[:3]
     if r.status == "ok":
         step.found.append("the baseline run passed (exit 0): following the steps for a silent failure")
     report.steps.append(step)
@@ -169,7 +205,7 @@ def _follow(ctx: Ctx) -> None:
             report.stopped_because = "cancelled"
             return
         ns = queue.pop(0)
-        if ns.tool in NOT_STEPS or (ns.tool, ns.preset) in done:
+        if ns.tool in NOT_STEPS or (ns.tool, ns.preset) in done or (ns.when and ns.when not in ctx.facts):
             continue
         done.add((ns.tool, ns.preset))
         before = report.pattern
@@ -233,7 +269,7 @@ def save(p: TriagePlan, report: TriageReport) -> None:
 def triage(req: TriageRequest, roots: list[Path], *, cancel: threading.Event | None = None,
            note: proc.Note | None = None) -> TriageReport:
     """Validate and run to the end (root cause, steps exhausted, budget, or cancellation)."""
-    return execute(plan(req, roots), cancel=cancel, note=note)
+    return execute_held(plan(req, roots), cancel=cancel, note=note)
 
 
 def start(req: TriageRequest, roots: list[Path]) -> TriageReport:

@@ -7,15 +7,18 @@ import re
 from pathlib import Path
 from typing import Any
 
+from aoti_debug import culprits
 from aoti_debug.classify import Classification
 from aoti_debug.contract import InputContract
-from aoti_debug.forensics import Backtrace, Faulthandler
+from aoti_debug.fixes import has_conditional_fixes, select
+from aoti_debug.forensics import GENERATED_KERNEL, Backtrace, Faulthandler
 from aoti_debug.guides import load_guides
+from aoti_debug.intparse import to_int
 from aoti_debug.memcheck import Memcheck
 from aoti_debug.oob_model import OobExplanation
 from aoti_debug.parity_rules import Mismatch, make
 from aoti_debug.triage_model import RootCause
-from aoti_debug.triage_rules import rules
+from aoti_debug.triage_rules import culprit_level, rules
 
 SYSTEM_CXX = "/usr/bin/g++"
 TOOLCHAIN_FIX = (f"Rebuild the package with the system compiler and a fresh cache: CXX={SYSTEM_CXX} "
@@ -62,11 +65,17 @@ def guide_fix(pattern: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"^(- |\d+\. )", "", first)).strip()
 
 
-def from_classification(c: Classification, step: int, contract: InputContract | None = None) -> RootCause:
-    """A classification that states its cause (rules().naming_fields)."""
+def from_classification(c: Classification, step: int, contract: InputContract | None = None,
+                        read: culprits.SourceReader | None = None, log: str | None = None) -> RootCause:
+    """A classification that states its cause (rules().naming_fields); at culprit level only when its fields (or a
+    culprit step on them) name what to change (rules().culprit_fields)."""
     f = c.fields
+    if c.pattern == "custom_op":
+        return culprits.custom_op(c, step)
+    if c.pattern == "cpp_compile_error":
+        return culprits.compile_error(c, step, read, log)
     ev = [e.text for e in c.evidence[:3]]
-    idx = int(f["input_index"]) if f.get("input_index", "").isdigit() else None
+    idx = to_int(f["input_index"]) if f.get("input_index", "").isdigit() else None
     name = _name(contract, idx)
     if c.pattern == "input_shape_mismatch":
         kind = rules().check_kinds.get(f.get("check", ""), "input_count" if "check" not in f else "static_dim")
@@ -78,23 +87,28 @@ def from_classification(c: Classification, step: int, contract: InputContract | 
         kind, expected, got = {"device_mismatch_load": "device", "native_abi": "toolchain",
                                "input_device_mismatch": "device_type"}.get(
             c.pattern, c.pattern), f.get("expected"), f.get("got")
+        if c.pattern == "native_abi":
+            kind = next((k for field, k in rules().native_abi_kinds.items() if field in f), "toolchain")
         summary = f"{c.summary} Evidence: `{ev[0]}`" if ev else c.summary
         fixes = [TOOLCHAIN_FIX] if kind == "toolchain" else []
-        return RootCause(named=True, kind=kind, summary=summary, pattern=c.pattern, evidence=ev,
-                         fixes=fixes + [x for x in [guide_fix(c.pattern)] if x], step=step)
-    dim = int(f["dim"]) if f.get("dim", "").isdigit() else None
+        chosen = select(c.pattern, culprits.facts_of(c, kind=kind)) if has_conditional_fixes(c.pattern) else [
+            x for x in [guide_fix(c.pattern)] if x]
+        return RootCause(named=True, level="culprit" if culprit_level(c) else "pattern", kind=kind, summary=summary,
+                         pattern=c.pattern, evidence=ev, fixes=fixes + chosen, step=step)
+    dim = to_int(f["dim"]) if f.get("dim", "").isdigit() else None
     values = {"index": idx, "name": f" ({name})" if name else "", "dim": dim, "expected": expected, "got": got}
     filled = {k: ("?" if v is None else v) for k, v in values.items()}
     sentence = INPUT_SENTENCES.get(kind, "input {index}").format_map(filled)
     sentence = sentence[0].upper() + sentence[1:] + "."
-    return RootCause(named=True, kind=kind, summary=sentence, pattern=c.pattern, input_index=idx, input_name=name,
-                     dim=dim, expected=expected, got=got, evidence=ev, step=step,
+    level = "culprit" if idx is not None or (kind == "input_count" and expected) else "pattern"
+    return RootCause(named=True, level=level, kind=kind, summary=sentence, pattern=c.pattern, input_index=idx,
+                     input_name=name, dim=dim, expected=expected, got=got, evidence=ev, step=step,
                      fixes=_fix(kind, index=idx, name=name, dim=dim, expected=expected, got=got)
                      + [x for x in [guide_fix(c.pattern)] if x])
 
 
 def from_parity(m: Mismatch, pattern: str, step: int) -> RootCause:
-    return RootCause(named=True, kind=m.kind, summary=f"{m.title}: {m.message}.", pattern=pattern,
+    return RootCause(named=True, level="culprit", kind=m.kind, summary=f"{m.title}: {m.message}.", pattern=pattern,
                      input_index=m.input_index, input_name=m.input_name, dim=m.dim, expected=m.expected, got=m.got,
                      evidence=[m.message], fixes=[m.fix] + ([TOOLCHAIN_FIX] if m.kind in (
                          "static_libstdcxx", "compiler_skew") else []), step=step)
@@ -112,7 +126,7 @@ def from_oob(e: OobExplanation, pattern: str, step: int) -> RootCause:
         summary = (f"Input {b.input_index} ({b.input}) dimension {b.dim} was empty or below its exported minimum: "
                    f"{e.kernel} indexes it with a value clamped to its size (bound `{b.text}`), which fails only "
                    f"for an empty dimension{guard}.")
-        return RootCause(named=named, kind="empty_dimension", summary=summary, pattern=pattern,
+        return RootCause(named=named, level="culprit", kind="empty_dimension", summary=summary, pattern=pattern,
                          input_index=b.input_index, input_name=b.input, dim=b.dim, kernel=e.kernel,
                          expected=f">= {b.guard.min}" if b.guard and b.guard.min is not None else None,
                          got=None if b.runtime_value is None else str(b.runtime_value),
@@ -123,7 +137,8 @@ def from_oob(e: OobExplanation, pattern: str, step: int) -> RootCause:
     tensor = f"{b.tensor} dim {b.dim}" if b and b.tensor else "the indexed tensor"
     summary = (f"{e.kernel or 'A kernel'} indexes {tensor} (size {bound}) with values from {where}; a value is "
                f">= {bound} or negative, or the input is not what the package expects (dtype, shape).")
-    return RootCause(named=False, kind=e.root_cause, summary=summary, pattern=pattern,
+    return RootCause(named=False, level="culprit" if src and src.input_index is not None else "pattern",
+                     kind=e.root_cause, summary=summary, pattern=pattern,
                      input_index=src.input_index if src else None, input_name=src.name if src else None,
                      kernel=e.kernel, expected=f"< {bound}", evidence=[x for x in ev if x], fixes=e.fixes[:3],
                      step=step)
@@ -132,21 +147,25 @@ def from_oob(e: OobExplanation, pattern: str, step: int) -> RootCause:
 def from_suspect(s: Any, pattern: str, step: int, oob: OobExplanation | None) -> RootCause:
     """A dump_kernel_inputs suspect (dump_suspects.Suspect): the printed numbers that show the cause."""
     where = f"input {s.input_index} ({s.model_input})" if s.input_index is not None else s.arg
-    if s.kind in ("index_above_bound", "index_negative"):
+    if s.kind in ("index_above_bound", "index_negative", "index_above_every_dim"):
         value = f"{s.value:g}" if s.value is not None else "?"
         summary = (f"{where[0].upper() + where[1:]} holds the index value {value}, but {s.kernel} indexes a "
-                   f"dimension of size {s.bound}.")
-        return RootCause(named=True, kind="index_value_out_of_range", summary=summary, pattern=pattern,
+                   f"dimension of size {s.bound}.") if s.kind != "index_above_every_dim" else (
+            f"{where[0].upper() + where[1:]} holds the index value {value}, and {s.kernel} crashed while reading "
+            f"with it: no tensor it gets or the package holds has a dimension that large (the largest is {s.bound}).")
+        return RootCause(named=True, level="culprit", kind="index_value_out_of_range", summary=summary,
+                         pattern=pattern,
                          input_index=s.input_index, input_name=s.model_input, kernel=s.kernel,
                          expected=f"0 <= index < {s.bound}", got=value, evidence=[s.detail], step=step,
                          fixes=(oob.fixes[:2] if oob else []) or [
                              "Validate or clamp the index tensor where it is produced (ids < table size)."])
     if s.kind == "empty_dimension":
-        return RootCause(named=True, kind="empty_dimension", summary=s.detail[0].upper() + s.detail[1:] + ".",
+        return RootCause(named=True, level="culprit", kind="empty_dimension",
+                         summary=s.detail[0].upper() + s.detail[1:] + ".",
                          pattern=pattern, input_index=s.input_index, input_name=s.model_input, got="0",
                          evidence=[s.detail], fixes=oob.fixes[:2] if oob else [], step=step)
     summary = s.detail[0].upper() + s.detail[1:] + "."
-    return RootCause(named=True, kind="nan_produced" if s.kind == "nan_inf_producer" else "nan_input",
+    return RootCause(named=True, level="culprit", kind="nan_produced" if s.kind == "nan_inf_producer" else "nan_input",
                      summary=summary, pattern=pattern, kernel=s.kernel, input_index=s.input_index,
                      input_name=s.model_input, evidence=[s.detail], step=step,
                      fixes=[f"Guard the op's domain in the model (clamp before log/sqrt/div) or clean input "
@@ -163,7 +182,8 @@ def _short(function: str | None) -> str:
     return f.split(" ")[-1] if " " in f else f
 
 
-def from_backtrace(bt: Backtrace, fault: Faulthandler | None, step: int, compiler: str | None) -> RootCause:
+def from_backtrace(bt: Backtrace, fault: Faulthandler | None, step: int, compiler: str | None,
+                   pattern: str | None = None) -> RootCause:
     to = rules().points_to_pattern.get(bt.points_to)
     names = [_short(f.function) for f in bt.frames]
     marks = [f for f in bt.frames if re.search(r"regex|_Compiler|parse_device_str|AOTInductorModel\w*Create",
@@ -184,9 +204,16 @@ def from_backtrace(bt: Backtrace, fault: Faulthandler | None, step: int, compile
                    + (f" (called from {', '.join(callers)})" if callers else "")
                    + ": the C++ toolchain that built the package does not match the runtime's; the model is not "
                      "at fault.")
-        return RootCause(named=True, kind="toolchain", summary=summary, pattern=to or "native_abi", evidence=ev,
+        return RootCause(named=True, level="culprit", kind="toolchain", summary=summary, pattern=to or "native_abi",
+                         evidence=ev,
                          fixes=[TOOLCHAIN_FIX], step=step)
-    return RootCause(named=to is not None, kind=bt.points_to, summary=bt.verdict,
+    if bt.points_to == "generated_code" and bt.kernel:
+        # a kernel ran and crashed: the culprit is the value it read with, found by printing its inputs
+        return RootCause(named=False, kind="illegal_access", summary=bt.verdict, pattern=pattern or
+                         "segfault_no_message", kernel=bt.kernel, evidence=ev, step=step)
+    # a load crash (device) is confirmed by check_parity's values; a crashing outside library is named by its path
+    level = "culprit" if bt.points_to == "custom_op" and bt.top_library else "pattern"
+    return RootCause(named=to is not None, level=level, kind=bt.points_to, summary=bt.verdict,
                      pattern=to or "segfault_no_message", evidence=ev, fixes=[guide_fix(to)] if to else [], step=step)
 
 
@@ -196,7 +223,9 @@ def from_memcheck(m: Memcheck, pattern: str, step: int) -> RootCause | None:
     e = m.errors[0]
     ev = [e.what] + [x for x in (f"at {e.kernel} in {e.file}:{e.line}" if e.kernel else "",
                                  f"by thread {e.thread} in block {e.block}" if e.thread else "") if x]
-    return RootCause(named=True, kind="illegal_access", summary=m.verdict, pattern=pattern, kernel=e.kernel,
-                     evidence=ev, step=step, fixes=[
+    # a user kernel is fixed in its code; a generated one by the input it read with (dump_kernel_inputs names it)
+    level = "pattern" if not e.kernel or GENERATED_KERNEL.match(e.kernel) else "culprit"
+    return RootCause(named=True, level=level, kind="illegal_access", summary=m.verdict, pattern=pattern,
+                     kernel=e.kernel, evidence=ev, step=step, fixes=[
                          f"Bounds-check the index used by {e.kernel or 'the kernel'} (mask the load or clamp it), "
                          "and validate the index input before the call.", guide_fix(pattern)])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from aoti_debug.dump_kernels import dump_kernel_inputs
 from aoti_debug.dump_model import DumpRequest
-from aoti_debug.dump_suspects import Suspect, name_suspects
+from aoti_debug.dump_suspects import Suspect, crash_suspects, name_suspects
 from aoti_debug.printer_collect import parse_file
 from aoti_debug.triage_causes import from_suspect
 from aoti_debug.triage_model import Step
@@ -32,15 +32,25 @@ def _suspects(ctx: Ctx, step: Step, suspects: list[Suspect]) -> None:
 
 def _from_log(ctx: Ctx, step: Step, path: Path) -> Step:
     step.ran, step.log_path = [f"given printer log {path}"], str(path)
-    kernel = ctx.oob.kernel if ctx.oob else None
+    kernel = (ctx.oob.kernel if ctx.oob else None) or ctx.kernel
     log, col = parse_file(path, [kernel] if kernel else [])
     order = ({s.name: s.index for s in ctx.contract.inputs} if ctx.contract and ctx.contract.inputs
              else {r.arg: i for i, r in enumerate(log.model_inputs)})
     failing = log.failing_kernel or log.raised_kernel or log.unfinished_launch or kernel
     step.found.append(f"printer levels {log.levels or '-'}, {log.launches_total} launches"
                       + (f"; failing kernel {failing}" if failing else ""))
-    _suspects(ctx, step, name_suspects(log, col, log.index_asserts, failing, ctx.oob, order))
+    _suspects(ctx, step, name_suspects(log, col, log.index_asserts, failing, ctx.oob, order)
+              or _crash(ctx, log.launches, log.model_inputs))
     return step
+
+
+def _crash(ctx: Ctx, launches: list, inputs: list) -> list[Suspect]:
+    """A crash inside a kernel with no assert (the launch the printer saw start but not finish): its integer inputs
+    against every tensor, constants included. Needs the package's constants, which the printer does not print."""
+    if ctx.contract is None:
+        return []
+    tables = [(k.original_fqn or k.name, k.shape) for k in ctx.contract.constants if k.shape]
+    return crash_suspects(launches, inputs, {s.name: s.index for s in ctx.contract.inputs}, tables)
 
 
 def dump(ctx: Ctx, step: Step) -> Step:
@@ -54,7 +64,7 @@ def dump(ctx: Ctx, step: Step) -> Step:
                           "command that rebuilds the package")
     # A kernel already named (the CPU exception, explain_index_oob) saves the level-3 pass.
     known = (ctx.oob.kernel if ctx.oob and ctx.oob.kernel else None) or (
-        ctx.classification.fields.get("kernel_name") if ctx.classification else None)
+        ctx.classification.fields.get("kernel_name") if ctx.classification else None) or ctx.kernel
     find_kernel = ctx.report.pattern not in NO_FAILING_LAUNCH
     passes = 1 if known or not find_kernel else 2
     est = ctx.run_s * passes
@@ -69,8 +79,8 @@ def dump(ctx: Ctx, step: Step) -> Step:
         if ctx.note:
             ctx.note(time.monotonic() - ctx.t0, nbytes, f"{label} ({what}, {elapsed:.0f} s)")
 
-    res = dump_kernel_inputs(req, ctx.roots, cancel=ctx.cancel, note=note, shared_cache=ctx.shared_cache,
-                             find_kernel=find_kernel)
+    res = dump_kernel_inputs(req, ctx.roots, cancel=ctx.cancel, note=note, hold=False,  # the triage's slot
+                             shared_cache=ctx.shared_cache, find_kernel=find_kernel)
     last = res.passes[-1] if res.passes else None
     step.ran = [f"printer level {p.level}: run {p.run_id}" for p in res.passes]
     step.run_id, step.log_path = (last.run_id, last.log_path) if last else (None, None)
@@ -80,5 +90,5 @@ def dump(ctx: Ctx, step: Step) -> Step:
         step.status = "failed"
     if res.explanation and ctx.oob is None:
         ctx.oob = res.explanation
-    _suspects(ctx, step, res.suspects)
+    _suspects(ctx, step, res.suspects or _crash(ctx, res.launches, res.model_inputs))
     return step

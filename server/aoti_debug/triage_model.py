@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from aoti_debug.limits import DEFAULT_BUDGET_S, DEFAULT_RUN_TIMEOUT_S, MAX_BUDGET_S
 
 StepStatus = Literal["done", "skipped", "failed"]
+Level = Literal["culprit", "pattern"]
 Stop = Literal["root_cause_named", "steps_exhausted", "budget", "cancelled", "error"]
 TriageStatus = Literal["running", "done", "cancelled", "error"]
 
@@ -38,6 +39,9 @@ class TriageRequest(BaseModel):
     timeout_s: float = Field(DEFAULT_RUN_TIMEOUT_S, gt=0, le=MAX_BUDGET_S, description="Limit per run")
     probe_runtime: bool = Field(True, description="Compare the package with this machine's torch (check_parity); "
                                 "false when the log came from another machine")
+    capture_calls: bool = Field(True, description="Run a `python script.py` baseline under the capture runner "
+                                "(each package load and call with its tensors: the call a crash died in, the "
+                                "inputs check_parity compares); false runs it exactly as given")
 
 
 class Step(BaseModel):
@@ -64,7 +68,10 @@ class Step(BaseModel):
 class RootCause(BaseModel):
     """What the evidence says caused the failure, with the concrete values."""
 
-    named: bool = Field(description="True when a step's evidence names the cause; false: the best hypothesis")
+    named: bool = Field(description="True when a step's evidence names the culprit and nothing gathered argues "
+                        "against it; false: the best hypothesis (never true at pattern level)")
+    level: Level = Field("pattern", description="culprit: names what to change and its value (input index and dim, "
+                         "kernel, op, constant, symbol, source line); pattern: only the failure class is known")
     kind: str = Field(description="dtype, static_dim, dim_below_min, dim_above_max, device_type, "
                       "index_value_out_of_range, empty_dimension, nan_produced, illegal_access, toolchain, "
                       "device, unknown ...")
@@ -76,9 +83,29 @@ class RootCause(BaseModel):
     expected: str | None = None
     got: str | None = None
     kernel: str | None = None
-    evidence: list[str] = Field(default_factory=list)
-    fixes: list[str] = Field(default_factory=list)
+    op: str | None = Field(None, description="The operator, for a custom-op failure")
+    constant: str | None = Field(None, description="The constant name (FQN) at fault")
+    source: str | None = Field(None, description="file:line of the culprit (a compiler error's first line)")
+    evidence: list[str] = Field(default_factory=list, description="What supports it")
+    against: list[str] = Field(default_factory=list, description="Gathered evidence that argues against it; a cause "
+                               "with any is not named")
+    fixes: list[str] = Field(default_factory=list, description="Fixes whose condition holds for this evidence")
     step: int | None = Field(None, description="The step that named it")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _saved_before_levels(cls, data: Any) -> Any:
+        # a report saved before causes had a level (the GPU suite's results): its named causes named a culprit
+        if isinstance(data, dict) and "level" not in data and data.get("named") is True and "against" not in data:
+            return {**data, "level": "culprit"}
+        return data
+
+    @model_validator(mode="after")
+    def _named_only_at_culprit_level(self) -> RootCause:
+        # a restated pattern, or a cause the evidence contradicts, is never "named"
+        if self.named and (self.level != "culprit" or self.against):
+            self.named = False
+        return self
 
 
 class ExampleCheck(BaseModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
 
@@ -22,9 +23,17 @@ class TriageRules(BaseModel):
     model_config = ConfigDict(extra="forbid")
     min_confidence: float = Field(ge=0, le=1)
     naming_fields: dict[str, list[str]]
+    culprit_fields: dict[str, list[str]]
+    culprit_lines: dict[str, list[str]]
+    custom_op_phases: dict[str, str]
+    native_abi_kinds: dict[str, str]
+    source_owners: dict[str, str]
+    generated_line_owners: dict[str, str]
+    contradicted_by: dict[str, list[str]]
     check_kinds: dict[str, str]
     parity_explains: dict[str, list[str]]
     parity_suggests: dict[str, list[str]]
+    parity_cause_pattern: dict[str, str]
     points_to_pattern: dict[str, str]
     compile_flags_needed: dict[str, list[str]]
     example_root_causes: dict[str, list[str]]
@@ -45,6 +54,13 @@ def names_cause(c: Classification | None) -> bool:
         return False
     wanted = r.naming_fields[c.pattern]
     return not wanted or any(k in c.fields for k in wanted)
+
+
+def culprit_level(c: Classification) -> bool:
+    """The classification's fields name what to change (an input index, a symbol, an op, a source line)."""
+    r = rules()
+    return any(k in c.fields for k in r.culprit_fields.get(c.pattern, [])) or any(
+        re.search(rx, e.text) for rx in r.culprit_lines.get(c.pattern, []) for e in c.evidence)
 
 
 def priority(pattern: str | None) -> int:

@@ -11,21 +11,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aoti_debug import proc, rerun, runs
+from aoti_debug import culprits, proc, rerun, runs
+from aoti_debug.calls import CallsReport
 from aoti_debug.classify import Classification, classify_file
 from aoti_debug.contract import InputContract
 from aoti_debug.errors import AotiDebugError
 from aoti_debug.explain import step_label
 from aoti_debug.explain_oob import explain_index_oob
-from aoti_debug.forensics import BT_MARK, Faulthandler, explain, find_debugger, parse_faulthandler, parse_gdb
+from aoti_debug.forensics import (
+    BT_MARK,
+    GENERATED_KERNEL,
+    Faulthandler,
+    explain,
+    find_debugger,
+    parse_faulthandler,
+    parse_gdb,
+)
 from aoti_debug.guides import load_guides
 from aoti_debug.logclean import file_chunks
 from aoti_debug.memcheck import find_sanitizer, parse_memcheck
 from aoti_debug.oob_model import OobExplanation
-from aoti_debug.parity import check_parity
 from aoti_debug.probe import ProbeOutcome
 from aoti_debug.rerun import RerunRequest, RunResult
-from aoti_debug.triage_causes import from_backtrace, from_classification, from_memcheck, from_oob, from_parity
+from aoti_debug.roots import confine
+from aoti_debug.triage_causes import from_backtrace, from_classification, from_memcheck, from_oob
 from aoti_debug.triage_model import RootCause, Step, TriageReport, TriageRequest
 from aoti_debug.triage_rules import in_every_run, more_specific, names_cause, needs_compile, preset_flags, rules
 from aoti_debug.triage_rules import runtime_flags as runtime_only
@@ -41,6 +50,9 @@ PARITY_S = 15.0
 # load on torch 2.11), whose result only feeds a warning there; never on a compile (guides/debug-flags.md).
 LOAD_PRESET = "load_only"
 TAIL = 4 * 2**20
+MAX_SOURCE_CHARS = 8 * 2**20
+# check_parity mismatch kinds a crash while loading confirms.
+LOAD_DEVICE_KINDS = ("load_device", "no_cuda_build", "no_gpu", "device_type")
 
 
 @dataclass
@@ -71,6 +83,10 @@ class Ctx:
     run_s: float = COMPILE_GUESS_S  # a plain run of argv (with its compile)
     load_s: float | None = None  # a run of load_argv
     budget_hit: bool = False
+    facts: dict[str, str] = field(default_factory=dict)  # what steps established, by name (triage.yaml contradicted_by)
+    kernel: str | None = None  # a generated kernel a native backtrace crashed in
+    calls: CallsReport | None = None  # the baseline's package loads and calls (the capture runner)
+    calls_run: str | None = None  # the run that captured them
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
@@ -79,9 +95,30 @@ class Ctx:
         if self.note:
             self.note(time.monotonic() - self.t0, 0, message)
 
+    def contradict(self, cause: RootCause) -> RootCause:
+        """List the established facts that argue against this cause; a contradicted cause is not named."""
+        for f in rules().contradicted_by.get(cause.kind, []):
+            if f in self.facts and self.facts[f] not in cause.against:
+                cause.against.append(self.facts[f])
+        if cause.against:
+            cause.named = False
+        return cause
+
+    def establish(self, fact: str, sentence: str) -> None:
+        """A fact a step showed; it may overturn the current cause."""
+        self.facts[fact] = sentence
+        if self.root is not None:
+            self.contradict(self.root)
+
     def consider(self, cause: RootCause | None) -> None:
-        """Keep a named cause over a hypothesis; the first named one ends the chain."""
-        if cause is not None and (self.root is None or (cause.named and not self.root.named)):
+        """Keep a named cause over a hypothesis, a culprit over a pattern, an uncontradicted cause over a
+        contradicted one; the first named one ends the chain."""
+        if cause is None:
+            return
+        self.contradict(cause)
+        r = self.root
+        if r is None or (cause.named and not r.named) or (not r.named and (
+                (cause.level == "culprit" and r.level == "pattern") or (r.against and not cause.against))):
             self.root = cause
 
     def adopt(self, c: Classification | None, step: Step) -> bool:
@@ -97,9 +134,27 @@ class Ctx:
         if c.pattern == "triton_index_out_of_bounds" and step.log_path:
             self.assert_log = Path(step.log_path)
         if names_cause(c) and (changed or c.pattern == self.report.pattern):
-            self.consider(from_classification(c, step.index, self.contract))
-            step.named_root_cause = True
+            log = runs.tail(Path(step.log_path), TAIL) if c.pattern == "cpp_compile_error" and step.log_path else None
+            cause = from_classification(c, step.index, self.contract, self.read_source, log)
+            where = culprits.op_definition(cause.op, Path(self.cwd)) if cause.op and self.cwd else None
+            if where:  # the module to import (or library to load) in the process that runs the package
+                cause.summary += f" It is registered by {where} (under {self.cwd})."
+                cause.evidence.append(f"{cause.op} is registered in {where}")
+            self.consider(cause)
+            step.named_root_cause = cause.named
         return changed
+
+    def read_source(self, path: str) -> str | None:
+        """A source file a compiler error names, only inside the run's inductor cache or the allowed roots."""
+        p = Path(path)
+        places = [d for d in (self.cache_dir, *self.roots) if d is not None]
+        try:
+            rp = p.resolve()
+            if not p.is_absolute() or not any(rp.is_relative_to(d.resolve()) for d in places) or not rp.is_file():
+                return None
+            return rp.read_text(encoding="utf-8", errors="replace")[:MAX_SOURCE_CHARS]
+        except OSError:
+            return None
 
 
 def _evidence_lines(c: Classification | None, n: int = 3) -> list[str]:
@@ -118,43 +173,6 @@ def skip(step: Step, why: str) -> Step:
     return step
 
 
-# --- check_parity ----------------------------------------------------------------------------------
-
-def parity(ctx: Ctx, step: Step) -> Step:
-    if ctx.package is None or not ctx.package.is_file():
-        return skip(step, "no package known: pass package_path (the command's output named no existing .pt2)"
-                    if ctx.package is None else f"{ctx.package} is a folder of sources, not a .pt2")
-    if ctx.left() < PARITY_S:
-        ctx.budget_hit = True
-        return skip(step, f"budget: {ctx.left():.0f} s left")
-    step.ran = [str(ctx.package)]
-    runtime = _prefetched(ctx, step)
-    rep = check_parity(ctx.package, probe_runtime=ctx.req.probe_runtime, runtime=runtime)
-    model = rep.package.model()
-    if model is not None:
-        ctx.contract = model.contract
-        ctx.compiler = model.toolchain.compiler if model.toolchain else None
-        step.found.append(f"compiled for {model.device_key or '?'}" + (f" by {ctx.compiler}" if ctx.compiler else "")
-                          + (f"; {len(model.contract.inputs)} inputs: " + ", ".join(
-                              f"{s.index} {s.name} {s.describe()}" for s in model.contract.inputs[:4])
-                              if model.contract else ""))
-    step.found.append(rep.summary)
-    pattern = ctx.report.pattern or "unknown"
-    explains = set(rules().parity_explains.get(pattern, []))
-    suggests = set(rules().parity_suggests.get(pattern, []))
-    for m in rep.mismatches[:4]:
-        step.evidence.append(f"{m.severity}: {m.message}")
-        if m.severity == "error" and m.kind in explains and not step.named_root_cause:
-            ctx.consider(from_parity(m, pattern, step.index))
-            step.named_root_cause = True
-        elif m.kind in suggests and ctx.root is None:
-            ctx.consider(from_parity(m, pattern, step.index).model_copy(update={"named": False}))
-            step.found.append(f"likely cause, to be confirmed: {m.title}")
-    if not ctx.req.probe_runtime:
-        step.found.append("runtime not probed (probe_runtime=false): package facts only")
-    return step
-
-
 def prefetch(fn: Callable[[], Any]) -> Future:
     """Run fn on a daemon thread now; the step that needs its result waits for it (an exception is re-raised)."""
     fut: Future = Future()
@@ -170,7 +188,7 @@ def prefetch(fn: Callable[[], Any]) -> Future:
     return fut
 
 
-def _prefetched(ctx: Ctx, step: Step) -> ProbeOutcome | None:
+def prefetched(ctx: Ctx, step: Step) -> ProbeOutcome | None:
     """The runtime probe taken beside the baseline (None: probe now); its own cost goes into the step."""
     if ctx.runtime_probe is None or not ctx.req.probe_runtime:
         return None
@@ -188,8 +206,8 @@ def _prefetched(ctx: Ctx, step: Step) -> ProbeOutcome | None:
 def _from_log(ctx: Ctx, step: Step, key: str, path: Path) -> Step:
     """A step answered by a log the caller already has (evidence_logs) instead of a rerun."""
     step.ran, step.log_path = [f"given log {path}"], str(path)
-    text = runs.tail(path, TAIL)
-    c = classify_file(path) if text.strip() else None
+    text = runs.tail(path, TAIL, confine(ctx.roots))
+    c = classify_file(path, within=confine(ctx.roots)) if text.strip() else None
     if key == "backtrace":
         fault = parse_faulthandler(text) or ctx.fault
         bt = explain(parse_gdb(_gdb_text(text), "gdb"), fault)
@@ -200,8 +218,7 @@ def _from_log(ctx: Ctx, step: Step, key: str, path: Path) -> Step:
     elif key == "memcheck":
         m = parse_memcheck(text)
         step.found.append(m.verdict)
-        ctx.consider(from_memcheck(m, ctx.report.pattern or "cuda_illegal_memory_access", step.index))
-        step.named_root_cause = bool(m.errors)
+        _memcheck_cause(ctx, step, m)
     if c is not None:
         step.found.append(f"its output classifies as {c.pattern} ({c.confidence:.2f})")
     ctx.adopt(c, step)
@@ -209,15 +226,48 @@ def _from_log(ctx: Ctx, step: Step, key: str, path: Path) -> Step:
     return step
 
 
+def _memcheck_cause(ctx: Ctx, step: Step, m) -> None:
+    """compute-sanitizer's first error; in a generated kernel the culprit is the input it read with (the printer)."""
+    cause = from_memcheck(m, ctx.report.pattern or "cuda_illegal_memory_access", step.index)
+    if cause is None:
+        return
+    if cause.kernel and GENERATED_KERNEL.match(cause.kernel):
+        ctx.kernel = cause.kernel
+        ctx.establish("kernel_frame", "compute-sanitizer: the illegal access is in the generated kernel "
+                                      f"{cause.kernel}")
+    ctx.consider(cause)
+    step.named_root_cause = step.named_root_cause or cause.named
+
+
+def reroute(ctx: Ctx, step: Step, pattern: str) -> None:
+    """A named cause of another failure class moves the diagnosis to that class's pattern."""
+    if pattern != ctx.report.pattern:
+        ctx.report.pattern = pattern
+        ctx.report.title = load_guides()[pattern].title
+        step.found.append(f"the diagnosis is now {pattern}")
+
+
 def _backtrace_cause(ctx: Ctx, step: Step, bt, fault: Faulthandler | None) -> None:
-    cause = from_backtrace(bt, fault, step.index, ctx.compiler)
+    if bt.kernel:
+        top = next((f for f in bt.frames if bt.kernel in (f.function or "")), None)
+        ctx.kernel = bt.kernel
+        ctx.establish("kernel_frame", f"native frame #{top.index if top else '?'} is the generated kernel {bt.kernel}: "
+                                      "the model was running kernels, the load had finished")
+        step.found.append(f"crashed inside the generated kernel {bt.kernel}: next, its inputs")
+    cause = from_backtrace(bt, fault, step.index, ctx.compiler, ctx.report.pattern)
     if cause.kind == "toolchain" and ctx.root and not ctx.root.named and ctx.root.kind in (
             "static_libstdcxx", "glibcxx", "compiler_skew"):
         cause.evidence += ctx.root.evidence[:1]  # the package check that suggested it
-    if cause.named and cause.pattern != ctx.report.pattern:
-        ctx.report.pattern = cause.pattern
-        ctx.report.title = load_guides()[cause.pattern].title
-        step.found.append(f"the diagnosis is now {cause.pattern}")
+    ctx.contradict(cause)
+    r = ctx.root
+    if bt.points_to == "device_mismatch" and not cause.against and r and not r.named and not r.against and (
+            r.kind in LOAD_DEVICE_KINDS and r.level == "culprit"):
+        # a load crash and check_parity's device values agree: the parity mismatch is the culprit
+        r.evidence += [e for e in cause.evidence[:2] if e not in r.evidence]
+        r.named, r.pattern, r.step = True, "device_mismatch_load", step.index
+        cause = r
+    if cause.named:
+        reroute(ctx, step, cause.pattern)
     ctx.consider(cause)
     step.named_root_cause = cause.named
 
@@ -286,8 +336,7 @@ def rerun_preset(ctx: Ctx, step: Step) -> Step:
         _backtrace_cause(ctx, step, f.backtrace, f.faulthandler or ctx.fault)
     if f and f.memcheck:
         step.found.append(f.memcheck.verdict)
-        ctx.consider(from_memcheck(f.memcheck, ctx.report.pattern or "cuda_illegal_memory_access", step.index))
-        step.named_root_cause = step.named_root_cause or bool(f.memcheck.errors)
+        _memcheck_cause(ctx, step, f.memcheck)
     ctx.adopt(r.classification, step)
     return step
 
@@ -325,7 +374,7 @@ def oob(ctx: Ctx, step: Step) -> Step:
         return skip(step, "needs the package (or the build's inductor cache) and the failing log")
     step.ran = [str(where), str(log)]
     try:
-        e = explain_index_oob(where, file_chunks(log))
+        e = explain_index_oob(where, file_chunks(log, within=confine(ctx.roots)), within=confine(ctx.roots))
     except AotiDebugError as exc:
         step.status = "failed"
         step.found.append(str(exc))

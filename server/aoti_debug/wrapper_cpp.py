@@ -123,6 +123,13 @@ def _infer_symbols(specs: list[InputSpec]) -> None:
 
 def parse_contract(text: str, model: str, device_key: str | None = None) -> tuple[InputContract, list[str]]:
     """The InputContract stated by one wrapper source, plus notes on what could not be read."""
+    try:
+        return _parse_contract(text, model, device_key)
+    except ValueError as exc:  # a crafted source: a number past int()'s digit limit
+        return InputContract(model=model, device_key=device_key), [f"the wrapper's input checks are unreadable: {exc}"]
+
+
+def _parse_contract(text: str, model: str, device_key: str | None) -> tuple[InputContract, list[str]]:
     notes: list[str] = []
     c = InputContract(model=model, device_key=device_key)
     names: dict[str, dict[int, str]] = {"inputs": {}, "outputs": {}}

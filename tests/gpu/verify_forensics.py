@@ -50,6 +50,7 @@ def header(command: list[str]) -> str:
         else "none"
     )
     return (
+        f"# source: tests/gpu/verify_forensics.py {' '.join(sys.argv[1:])}\n"
         f"# torch {torch.__version__} (git {torch.version.git_version[:8]}), {gpu}, {platform.platform()}\n"
         f"# tools: {tools}; compute-sanitizer: {sanitizer.splitlines()[-1] if sanitizer else 'none'}\n"
         f"# command: {' '.join(command)}\n"

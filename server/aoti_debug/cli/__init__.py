@@ -8,7 +8,6 @@ import os
 import sys
 import traceback
 
-from aoti_debug import __version__
 from aoti_debug.errors import AotiDebugError
 
 # Subcommand -> module in this package with register(subparsers) and run(args) -> exit code.
@@ -29,10 +28,24 @@ EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 70
 
 
+class _Version(argparse.Action):
+    """--version: the package version and the guides' digest, computed only when asked for."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kw: object) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0,
+                         help="Print the version and the digest of the guides it serves, then exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        from aoti_debug.version import describe
+
+        print(describe())
+        parser.exit()
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The full parser, or one with just the `only` subcommand (its module alone is imported: a fast start)."""
     parser = argparse.ArgumentParser(prog="aoti-debug", description="Triage AOTInductor crashes with evidence.")
-    parser.add_argument("--version", action="version", version=f"aoti-debug {__version__}")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module in COMMANDS.items():
         if only is not None and name != only:
@@ -48,9 +61,19 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+# Commands that run the user's repro (serve adopts orphans itself).
+RUNS_REPROS = ("rerun", "triage", "dump-kernels")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    args = build_parser(argv[0] if argv and argv[0] in COMMANDS else None).parse_args(argv)
+    # Only the named subcommand's module is imported; --version alone needs none of them ("").
+    only = argv[0] if argv and argv[0] in COMMANDS else "" if argv[:1] == ["--version"] else None
+    args = build_parser(only).parse_args(argv)
+    if argv and argv[0] in RUNS_REPROS:  # what a run's dead leader leaves behind becomes ours to kill
+        from aoti_debug.proctree import adopt_orphans
+
+        adopt_orphans()
     try:
         return int(args._run(args) or 0)
     except AotiDebugError as exc:

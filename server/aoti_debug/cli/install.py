@@ -1,10 +1,10 @@
-"""aoti-debug install --agent claude-code|codex|all [--scope project|user] [--root DIR]... [--dry-run] [--json]"""
+"""aoti-debug install --agent claude-code|codex|all [--scope project|user] [--root DIR]... [--remote HOST
+[--remote-python PY] [--ssh-config F]] [--launcher PREFIX] [--url URL --token-file F] [--dry-run] [--json]"""
 
 from __future__ import annotations
 
 import argparse
 import re
-import shlex
 from collections import Counter
 
 from aoti_debug.cli._out import emit
@@ -24,7 +24,22 @@ def register(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentPar
     p.add_argument("--root", action="append", default=[], metavar="DIR",
                    help="Allowed root written into the server registration (repeatable; default: the project)")
     p.add_argument("--command", dest="server_command", metavar="CMD",
-                   help="How to start the server, e.g. 'uvx aoti-debug' (default: this aoti-debug, by absolute path)")
+                   help="How to start the server, e.g. 'uvx --from git+URL aoti-debug' (default: this aoti-debug, "
+                   "by absolute path)")
+    where = p.add_argument_group("where the server runs (default: here, as this aoti-debug)")
+    where.add_argument("--remote", metavar="[USER@]HOST",
+                       help="Run the server on HOST over SSH (stdio through `ssh -T ... HOST aoti-debug serve`); "
+                            "--root then names folders on HOST")
+    where.add_argument("--remote-python", metavar="PY",
+                       help="With --remote: start the server as `PY -m aoti_debug` on HOST (e.g. a venv's python)")
+    where.add_argument("--ssh-config", metavar="FILE",
+                       help="With --remote: ssh's config file (ssh -F FILE) instead of ~/.ssh/config")
+    where.add_argument("--launcher", metavar="PREFIX",
+                       help="Run the server through a scheduler, e.g. 'srun -p gpu --gres=gpu:1' (shell-split; "
+                            "on HOST with --remote)")
+    where.add_argument("--url", metavar="URL",
+                       help="Register a running `aoti-debug serve --transport streamable-http` at URL (http .../mcp)")
+    where.add_argument("--token-file", metavar="F", help="With --url: the file holding the server's bearer token")
     p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="Environment for the server")
     p.add_argument("--timeout", type=int, default=DEFAULT_TOOL_TIMEOUT_S, metavar="SECONDS",
                    help=f"Per-call tool timeout written for the agent (default: {DEFAULT_TOOL_TIMEOUT_S})")
@@ -45,7 +60,7 @@ def _env(pairs: list[str]) -> dict[str, str]:
 
 def human(r: InstallResult) -> str:  # type: ignore[override]
     lines = ["dry run: nothing was written; without --dry-run:"] if r.dry_run else []
-    lines.append(f"server: {shlex.join([r.server.command, *r.server.args])}  (tool timeout {r.server.timeout_s} s)")
+    lines.append(f"server: {r.server.shown()}  (tool timeout {r.server.timeout_s} s)")
     for a in r.agents:
         lines.append(f"{a.agent} ({a.scope} scope)")
         skill = [f for f in a.files if f.kind == "skill"]
@@ -66,6 +81,8 @@ def human(r: InstallResult) -> str:  # type: ignore[override]
 def run(args: argparse.Namespace) -> int:
     agents = list(AGENTS) if "all" in args.agent else args.agent
     result = install(agents, scope=args.scope, project_dir=args.project_dir, roots=args.root or None,
-                     command=args.server_command, env=_env(args.env), timeout_s=args.timeout, dry_run=args.dry_run)
+                     command=args.server_command, env=_env(args.env), timeout_s=args.timeout, dry_run=args.dry_run,
+                     remote=args.remote, remote_python=args.remote_python, launcher=args.launcher, url=args.url,
+                     token_file=args.token_file, ssh_config=args.ssh_config)
     emit(result, args.json, human)
     return 0

@@ -1,4 +1,4 @@
-"""aoti-debug parity PACKAGE [--inputs FILE|JSON] [--load-device DEV] [--python PY] [--model NAME] [--json]"""
+"""aoti-debug parity PACKAGE [--inputs FILE|JSON | --inputs-run ID] [--load-device DEV] [--python PY] [--json]"""
 
 from __future__ import annotations
 
@@ -20,6 +20,9 @@ def register(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentPar
     p.add_argument("--inputs", metavar="FILE|JSON",
                    help='torch.save file of the inputs (tuple/list/dict of tensors), a .json file, or JSON text: '
                         '[{"dtype": "float32", "shape": [4, 8], "stride": [8, 1], "device": "cpu"}]')
+    p.add_argument("--inputs-run", metavar="ID",
+                   help="A rerun made with --preset calls: compare the tensors of the call it died in (else its "
+                        "first call)")
     p.add_argument("--load-device", metavar="DEV", help="Device the package will be loaded on (cuda, cuda:1, cpu)")
     p.add_argument("--python", metavar="PY", help="The Python that will load it (default: this one)")
     p.add_argument("--model", metavar="NAME", help="Model folder under data/aotinductor/ (default: model)")
@@ -78,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             inputs_file = args.inputs
     report = check_parity(args.package, inputs_file=inputs_file, inputs=inputs, load_device=args.load_device,
-                          python=args.python, model=args.model, probe_runtime=not args.no_probe)
+                          python=args.python, model=args.model, probe_runtime=not args.no_probe,
+                          inputs_run=args.inputs_run)
     emit(report, args.json, human)
     return 0 if report.ok else EXIT_MISMATCH

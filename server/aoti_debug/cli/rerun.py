@@ -61,6 +61,10 @@ def human(r: RunResult) -> str:  # type: ignore[override]
             lines.append(f"points to:  {f.backtrace.points_to}: {f.backtrace.verdict}")
         if f.memcheck:
             lines.append(f"memcheck:   {f.memcheck.verdict}")
+    if r.calls and r.calls.captured:
+        lines.append(f"calls:      {r.calls.loads} load(s), {r.calls.calls} call(s)"
+                     + (f"; {r.calls.died_summary}" if r.calls.died_summary else ""))
+        lines += [f"non-finite: {n}" for n in r.calls.nonfinite_outputs[:4]]
     if r.artifacts:
         extra = [r.artifacts.tlparse_dir, r.artifacts.minifier_launcher, *r.artifacts.trace_logs[:1]]
         lines += [f"artifact:   {a}" for a in extra if a] + [f"note:       {n}" for n in r.artifacts.notes]

@@ -35,6 +35,8 @@ def register(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentPar
     p.add_argument("--cwd", help="Working directory (default: the first root)")
     p.add_argument("--root", action="append", default=[], metavar="DIR",
                    help="Allowed root (repeatable; also $AOTI_DEBUG_ROOTS; default: the current directory)")
+    p.add_argument("--no-capture", action="store_true",
+                   help="Run the baseline exactly as given, without the calls capture runner")
     p.add_argument("--no-probe", action="store_true",
                    help="Do not compare the package with this machine's torch (the log came from another machine)")
     p.add_argument("--example", nargs="?", const=examples.DEFAULT_EXAMPLE, metavar="NAME",
@@ -104,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
         req = TriageRequest(argv=cmd or None, load_argv=shlex.split(args.load_cmd) if args.load_cmd else None,
                             log_path=args.log, exit_status=args.exit_status, package_path=args.package,
                             evidence_logs=evidence, cwd=args.cwd, budget_s=args.budget,
-                            timeout_s=args.timeout, probe_runtime=not args.no_probe)
+                            timeout_s=args.timeout, probe_runtime=not args.no_probe,
+                            capture_calls=not args.no_capture)
         report = triage(req, configured_roots(args.root), note=_progress())
     if args.report:
         Path(args.report).write_text(report.markdown + "\n", encoding="utf-8")

@@ -1,0 +1,102 @@
+"""Classification accuracy on the real-report corpus (tests/corpus/cases.jsonl), per split.
+
+Prints, for each split, top-1 and top-3 overall and per labelled pattern, the `unknown` rate and a confusion
+table (label -> predicted). Tune rules on `dev` only; read only the aggregate lines of `test`
+(`--split test --aggregate`), never its per-case output.
+
+    PYTHONPATH=server python benchmarks/classify_accuracy.py [--split dev|test|all] [--aggregate] [--misses]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "server"))
+
+from aoti_debug.classify import classify_text  # noqa: E402
+
+CORPUS = ROOT / "tests" / "corpus" / "cases.jsonl"
+
+
+def load(path: Path = CORPUS) -> list[dict]:
+    """Every case of the corpus, in file order."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def predict(case: dict) -> list[str]:
+    """The winner then its alternatives, best first."""
+    result = classify_text(case["text"])
+    return [result.pattern, *(a.pattern for a in result.alternatives)]
+
+
+def score(cases: list[dict]) -> dict:
+    """Top-1/top-3 overall and per label, the unknown rate and the confusion counts."""
+    per = defaultdict(lambda: [0, 0, 0])  # label -> [n, top1, top3]
+    confusion: Counter[tuple[str, str]] = Counter()
+    unknown = 0
+    misses = []
+    for case in cases:
+        ranked = predict(case)
+        label = case["label"]
+        row = per[label]
+        row[0] += 1
+        row[1] += ranked[0] == label
+        row[2] += label in ranked[:3]
+        unknown += ranked[0] == "unknown"
+        confusion[(label, ranked[0])] += 1
+        if ranked[0] != label:
+            misses.append((case["id"], label, ranked[:3]))
+    n = sum(r[0] for r in per.values())
+    return {
+        "n": n,
+        "top1": sum(r[1] for r in per.values()) / max(n, 1),
+        "top3": sum(r[2] for r in per.values()) / max(n, 1),
+        "unknown_rate": unknown / max(n, 1),
+        "per": dict(per),
+        "confusion": confusion,
+        "misses": misses,
+    }
+
+
+def report(name: str, s: dict, aggregate: bool, show_misses: bool) -> None:
+    print(f"== split {name}: {s['n']} cases  top-1 {s['top1']:.3f}  top-3 {s['top3']:.3f}  "
+          f"unknown rate {s['unknown_rate']:.3f}")
+    if aggregate:
+        worst = min(((r[1] / r[0]), lab) for lab, r in s["per"].items()) if s["per"] else (0.0, "-")
+        print(f"   lowest per-pattern top-1: {worst[0]:.2f}")
+        return
+    print(f"   {'pattern':30} {'n':>4} {'top-1':>6} {'top-3':>6}")
+    for label, (n, t1, t3) in sorted(s["per"].items()):
+        print(f"   {label:30} {n:4d} {t1 / n:6.2f} {t3 / n:6.2f}")
+    print("   confusion (label -> predicted: count), misses only:")
+    for (label, pred), count in sorted(s["confusion"].items()):
+        if label != pred:
+            print(f"     {label:30} -> {pred:30} {count}")
+    if show_misses:
+        for cid, label, ranked in s["misses"]:
+            print(f"     miss {cid}: {label} ranked {ranked}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--split", choices=["dev", "test", "all"], default="all")
+    ap.add_argument("--aggregate", action="store_true", help="print only the aggregate lines (always for test)")
+    ap.add_argument("--misses", action="store_true", help="list each miss (dev only)")
+    ap.add_argument("--corpus", type=Path, default=CORPUS)
+    args = ap.parse_args(argv)
+    cases = load(args.corpus)
+    splits = ["dev", "test"] if args.split == "all" else [args.split]
+    for split in splits:
+        chosen = [c for c in cases if c["split"] == split]
+        # the test split is read in aggregate only: per-case output would invite tuning to it
+        report(split, score(chosen), args.aggregate or split == "test", args.misses and split == "dev")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,15 @@
+"""What the strict example check (aoti_debug.examples.check) finds wrong in the recorded GPU runs, as data.
+
+The recorded H100 suite (tests/fixtures/gpu_triage_suite/), its MCP stdio run (tests/fixtures/gpu_mcp_triage/)
+and the offline triage of the H200 capture (tests/fixtures/gpu_capture/) printed full matches under the older
+check; docs/gpu-verification.md states these numbers. A fix or a new difference fails the tests that read this:
+update it (and the docs) after a new GPU run, never to make a test pass.
+"""
+
+IMA_TRITON = ["root cause: expected index_value_out_of_range (index_value_out_of_range), got illegal_access (named)",
+              "input index: expected 1 (baseline), got none"]
+
+# example -> its differences; examples not named here match.
+GPU_SUITE = {"ima_triton": IMA_TRITON}
+MCP_STDIO = {"ima_triton": IMA_TRITON}
+OFFLINE_CAPTURE = {"ima_triton": IMA_TRITON}
