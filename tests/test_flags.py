@@ -16,6 +16,7 @@ ISSUE_FLAGS = {  # the allow-list issue 4 asks for
     "AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_PRINTER", "AOT_INDUCTOR_FILTERED_KERNELS_TO_PRINT", "TORCH_LOGS",
     "TORCH_TRACE", "TORCH_SHOW_CPP_STACKTRACES", "PYTHONFAULTHANDLER", "DUMP_AOTI_MINIFIER",
     "TORCHINDUCTOR_CACHE_DIR", "CXX", "CUDA_VISIBLE_DEVICES",
+    "TORCHINDUCTOR_VEC_ISA_OK",  # issue 15: triage's load-only reruns skip the ISA probe
 }
 ISSUE_PRESETS = {"sanity", "deterministic", "kernel_names", "cpp_stacktraces", "logs", "trace", "faulthandler",
                  "minifier", "backtrace", "memcheck"}

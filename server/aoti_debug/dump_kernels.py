@@ -1,8 +1,8 @@
 """dump_kernel_inputs: rebuild with the printer at level 3 to find the failing kernel, then at level 2 (or 1) on it.
 
-Each pass is a rerun (fresh TORCHINDUCTOR_CACHE_DIR, its own run directory, the flag allow-list); the
-repro must compile (not --load-only): the printer is generated code. stdout is a pty, so printf lines
-survive a crash.
+Each pass is a rerun (a fresh TORCHINDUCTOR_CACHE_DIR or triage's shared one, its own run directory, the
+flag allow-list); the repro must compile (not --load-only): the printer is generated code. stdout is a pty,
+so printf lines survive a crash.
 """
 
 from __future__ import annotations
@@ -24,10 +24,11 @@ from aoti_debug.rerun import RerunRequest, RunResult
 
 
 def _pass(req: DumpRequest, roots: list[Path], level: int, extra: dict[str, str], cancel: threading.Event | None,
-          note: proc.Note | None, t0: float, focus: list[str]) -> tuple[RunResult, PrinterLog, Collector | None]:
+          note: proc.Note | None, t0: float, focus: list[str],
+          shared_cache: Path | None = None) -> tuple[RunResult, PrinterLog, Collector | None]:
     flags = {PRINTER: str(level), BLOCKING: "1", **extra}
     plan = rerun.plan(RerunRequest(argv=req.argv, cwd=req.cwd, flags=flags, timeout_s=req.timeout_s,
-                                   fresh_cache=True, forensics=False), roots)
+                                   fresh_cache=True, forensics=False), roots, shared_cache=shared_cache)
 
     def tagged(elapsed: float, nbytes: int, step: str) -> None:
         if note:
@@ -66,22 +67,28 @@ def _stop(res: DumpResult, r: RunResult, log: PrinterLog, level: int) -> bool:
 
 
 def dump_kernel_inputs(req: DumpRequest, roots: list[Path], *, cancel: threading.Event | None = None,
-                       note: proc.Note | None = None, hold: bool = True) -> DumpResult:
+                       note: proc.Note | None = None, hold: bool = True, shared_cache: Path | None = None,
+                       find_kernel: bool = True) -> DumpResult:
     """Both passes, parsed; suspects named; an index assert explained from the rebuilt sources (in one run slot,
-    taken before any pass creates its directory; hold=False: inside a caller's slot, as a triage step)."""
+    taken before any pass creates its directory; hold=False: inside a caller's slot, as a triage step).
+
+    shared_cache: a triage's inductor cache for both passes (the printer is in its cache keys).
+    find_kernel=False: no level-3 pass when no kernel is given (a failure that never stops inside a launch,
+    like a NaN, leaves no unmatched before_launch for it to find): level 2 prints every kernel at once."""
     if not hold:
-        return _dump(req, roots, cancel, note)
+        return _dump(req, roots, cancel, note, shared_cache, find_kernel)
     with runs.slot(f"dump-{secrets.token_hex(3)}"):
-        return _dump(req, roots, cancel, note)
+        return _dump(req, roots, cancel, note, shared_cache, find_kernel)
 
 
-def _dump(req: DumpRequest, roots: list[Path], cancel: threading.Event | None, note: proc.Note | None) -> DumpResult:
+def _dump(req: DumpRequest, roots: list[Path], cancel: threading.Event | None, note: proc.Note | None,
+          shared_cache: Path | None = None, find_kernel: bool = True) -> DumpResult:
     t0 = time.monotonic()
     res = DumpResult(status="ok")
     r1 = log1 = None
     focus = list(req.kernels)
-    if not focus:
-        r1, log1, _ = _pass(req, roots, 3, {}, cancel, note, t0, [])
+    if not focus and find_kernel:
+        r1, log1, _ = _pass(req, roots, 3, {}, cancel, note, t0, [], shared_cache)
         res.passes.append(_summary(r1, 3, log1))
         if _stop(res, r1, log1, 3):
             return _finish(res, log1, None)
@@ -100,7 +107,7 @@ def _dump(req: DumpRequest, roots: list[Path], cancel: threading.Event | None, n
     level = req.level
     extra = {FILTER: ",".join(focus)} if focus and level == 2 else {}
     res.printed_kernels = focus if level == 2 else []
-    r2, log2, col2 = _pass(req, roots, level, extra, cancel, note, t0, focus)
+    r2, log2, col2 = _pass(req, roots, level, extra, cancel, note, t0, focus, shared_cache)
     res.passes.append(_summary(r2, level, log2))
     if _stop(res, r2, log2, level):
         return _finish(res, log2, col2)

@@ -38,9 +38,14 @@ class FlagSpec(BaseModel):
     effect: str
     cost: str
     observed: str | bool | None = None
+    cache_safe: bool | None = Field(None, description="compile flags: True when inductor's cache keys cover what the "
+                                    "flag changes, so a triage's reruns may share one cache with it set")
+    cache_reason: str | None = Field(None, description="Why (the keys that cover it, or what a cache hit would hide)")
 
     @model_validator(mode="after")
     def _check(self) -> FlagSpec:
+        if self.phase == "compile" and (self.cache_safe is None or not self.cache_reason):
+            raise ValueError(f"{self.name}: a compile flag states cache_safe and cache_reason")
         if self.value_regex is not None:
             try:
                 re.compile(self.value_regex)
@@ -131,9 +136,12 @@ def _check_value(spec: FlagSpec, value: str, roots: list[Path], cwd: Path) -> st
 
 def resolve(
     presets: list[str], flags: dict[str, str], *, roots: list[Path], cwd: Path, run_dir: Path,
-    fresh_cache: bool = True, table: FlagTable | None = None,
+    fresh_cache: bool = True, shared_cache: Path | None = None, table: FlagTable | None = None,
 ) -> list[FlagUse]:
-    """Defaults, then presets in order, then explicit flags (later wins); BadInput for anything refused."""
+    """Defaults, then presets in order, then explicit flags (later wins); BadInput for anything refused.
+
+    fresh_cache gives the run its own TORCHINDUCTOR_CACHE_DIR; with shared_cache (a triage's one cache) that
+    directory instead, unless a flag the run sets is not cache_safe."""
     table = table or flag_table()
     specs = table.by_name
     out: dict[str, FlagUse] = {}
@@ -163,7 +171,18 @@ def resolve(
                 f"guides/debug-flags.md may be set: {', '.join(sorted(specs))})"
             )
         put(name, _check_value(specs[name], value, roots, cwd), "flag")
+    cache = out.get("TORCHINDUCTOR_CACHE_DIR")
+    if shared_cache is not None and cache is not None and cache.source == "default" \
+            and not cache_unsafe(out.values(), specs):
+        cache.value = str(shared_cache)
     return list(out.values())
+
+
+def cache_unsafe(uses, specs: dict[str, FlagSpec] | None = None) -> list[str]:
+    """The flags set (not defaults) whose effect inductor's cache keys do not cover: they need a fresh cache."""
+    specs = specs or flag_table().by_name
+    return [u.name for u in uses if u.source != "default" and specs[u.name].phase == "compile"
+            and not specs[u.name].cache_safe]
 
 
 def env_overrides(uses: list[FlagUse]) -> dict[str, str | None]:

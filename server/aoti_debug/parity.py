@@ -162,10 +162,14 @@ def _finish(p: _Prepared, runtime: ProbeOutcome | None, probed: ProbeOutcome | N
 def check_parity(package: str | Path, *, inputs_file: str | Path | None = None,
                  inputs: list[ActualInput] | None = None, load_device: str | None = None,
                  python: str | None = None, model: str | None = None, probe_runtime: bool = True,
-                 roots: list[Path] | None = None, inputs_run: str | None = None) -> ParityReport:
+                 roots: list[Path] | None = None, inputs_run: str | None = None,
+                 runtime: ProbeOutcome | None = None) -> ParityReport:
     """Check a .pt2 against the target Python (probed in a subprocess) and, if given, the actual inputs.
-    roots (the server's): the package, inputs and Python must lie in them (or, the Python, a trusted folder)."""
+    roots (the server's): the package, inputs and Python must lie in them (or, the Python, a trusted folder).
+    runtime: that Python's runtime probe, already taken (triage probes it while its baseline runs)."""
     p = _prepare(package, inputs_file, inputs, model, python, roots, inputs_run)
+    if runtime is not None and p.probe_file is None:
+        return _finish(p, runtime if probe_runtime else None, None, load_device)
     runtime, probed = probe.run_probes(p.python, p.probe_file) if (probe_runtime or p.probe_file) else (None, None)
     return _finish(p, runtime if probe_runtime else None, probed, load_device)
 

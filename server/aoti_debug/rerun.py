@@ -55,18 +55,20 @@ class Plan:
     roots: list[Path]
 
 
-def plan(req: RerunRequest, roots: list[Path], *, hold: bool = False) -> Plan:
+def plan(req: RerunRequest, roots: list[Path], *, hold: bool = False, shared_cache: Path | None = None) -> Plan:
     """Validate everything and create the run directory; BadInput before anything runs.
 
     hold: take a run slot first (runs.reserve; every top-level run does, waited or not); a refused run creates no
-    directory. The steps of a triage or dump_kernel_inputs run inside their caller's slot."""
+    directory. The steps of a triage or dump_kernel_inputs run inside their caller's slot.
+    shared_cache: a triage's one inductor cache, used instead of a fresh one where the flags allow it."""
     cwd = command.check_cwd(req.cwd, roots)
     argv = command.check_command(req.argv, roots, cwd)
     if {"backtrace", "memcheck"} <= set(req.presets):
         raise BadInput("the backtrace and memcheck presets cannot be combined: run them one after the other")
     run_id = runs.new_run_id()
     run_dir = runs.run_path(run_id)
-    uses = flags.resolve(req.presets, req.flags, roots=roots, cwd=cwd, run_dir=run_dir, fresh_cache=req.fresh_cache)
+    uses = flags.resolve(req.presets, req.flags, roots=roots, cwd=cwd, run_dir=run_dir, fresh_cache=req.fresh_cache,
+                         shared_cache=shared_cache)
     entry = runs.reserve(run_id) if hold else None
     try:
         runs.create(run_id)

@@ -51,11 +51,17 @@ def _values(flag: dict) -> str:
             else "a C++ compiler inside the roots or the server's PATH")
 
 
+def _cache(flag: dict) -> str:
+    if flag.get("cache_safe") is None:
+        return "-"
+    return ("shared: " if flag["cache_safe"] else "fresh: ") + flag.get("cache_reason", "")
+
+
 def flags_table() -> str:
     meta = load_guides()["debug-flags"].meta
-    rows = ["| Flag | Values | Phase | Effect | Cost | Observed |", "|---|---|---|---|---|---|"]
+    rows = ["| Flag | Values | Phase | Effect | Cost | Observed | Triage cache |", "|---|---|---|---|---|---|---|"]
     rows += ["| " + " | ".join([f"`{f['name']}`", _cell(_values(f)), f["phase"], _cell(f["effect"]), _cell(f["cost"]),
-                                 _cell(f["observed"])]) + " |" for f in meta["flags"]]
+                                 _cell(f["observed"]), _cell(_cache(f))]) + " |" for f in meta["flags"]]
     return "\n".join(rows)
 
 

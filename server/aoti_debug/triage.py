@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aoti_debug import command, flags, proc, runs
+from aoti_debug import command, flags, probe, proc, runs
 from aoti_debug.classify import Classification, classify_file, classify_text
 from aoti_debug.errors import AotiDebugError, BadInput
 from aoti_debug.explain import markdown, next_thing, step_label
@@ -22,7 +22,7 @@ from aoti_debug.runresult import URI, RunProgress, RunResult
 from aoti_debug.triage_dump import PRINTER_KEYS, dump
 from aoti_debug.triage_model import Step, TriageReport, TriageRequest
 from aoti_debug.triage_package import parity
-from aoti_debug.triage_steps import TAIL, Ctx, oob, rerun_preset, run
+from aoti_debug.triage_steps import TAIL, Ctx, oob, prefetch, rerun_preset, run
 
 log = logging.getLogger("aoti_debug.runs")
 
@@ -35,6 +35,9 @@ PACKAGE_RX = re.compile(r"""(?:^|[\s'"=(:,])((?:~|\.{0,2}/)?[^\s'"(),:]*\.pt2)(?
 # faulthandler frames of pt2_archive/_package.py that run the model (a crash there is not a load crash).
 RUNNING_FRAMES = {"__call__"}
 STATUS = {"done": "ok", "running": "running", "cancelled": "cancelled", "error": "error"}
+# The triage's one inductor cache (in its run directory): the baseline and every rerun whose flags are all
+# cache_safe (guides/debug-flags.md) build there, so generated files, Triton kernels and the ISA probe are reused.
+SHARED_CACHE = "inductor_cache"
 
 
 def find_package(text: str, cwd: Path | None, roots: list[Path]) -> Path | None:
@@ -163,9 +166,9 @@ def _start(ctx: Ctx, p: TriagePlan) -> None:
         step.cost_s = round(time.monotonic() - t, 2)
         report.steps.append(step)
         return
-    step = Step(index=1, tool="rerun_with_flags", why="Baseline: the command as given, with faulthandler, a "
-                "fresh inductor cache and its package loads and calls captured, output captured unbuffered.",
-                status="done")
+    step = Step(index=1, tool="rerun_with_flags", why="Baseline: the command as given, with faulthandler, the "
+                "triage's own inductor cache (empty at first) and its package loads and calls captured, output "
+                "captured unbuffered.", status="done")
     t = time.monotonic()
     r = run(ctx, RerunRequest(argv=req.argv or [], cwd=req.cwd, fresh_cache=True, forensics=False,
                               presets=["calls"] if req.capture_calls else [],
@@ -224,8 +227,10 @@ def execute(p: TriagePlan, *, cancel: threading.Event | None = None, note: proc.
     report = TriageReport(run_id=p.run_id, status="running", mode="command" if req.argv else "offline",
                           command=req.argv or [], budget_s=req.budget_s)
     ctx = p.ctx = Ctx(req=req, roots=p.roots, report=report, cwd=req.cwd, cancel=cancel, note=note,
-                      deadline=time.monotonic() + req.budget_s,
+                      deadline=time.monotonic() + req.budget_s, shared_cache=p.run_dir / SHARED_CACHE,
                       package=Path(req.package_path) if req.package_path else None)
+    if req.argv and req.probe_runtime:  # parity's runtime probe needs no package: take it while the baseline runs
+        ctx.runtime_probe = prefetch(lambda: probe.run_probes(probe.check_python(None), None))
     try:
         _start(ctx, p)
         _follow(ctx)

@@ -15,6 +15,10 @@ from aoti_debug.triage_steps import Ctx, skip
 
 # Evidence keys whose log is printer output (level 2 is the one with values).
 PRINTER_KEYS = ("dump_kernel_inputs", "kernel_names")
+# Patterns whose failure never stops a kernel launch (the model returns; the values are wrong): level 3 finds a
+# failing kernel only as an unmatched before_launch, so there it would rebuild for nothing (examples.yaml, nan:
+# "Level 3 has no unmatched launch"); level 2 then prints every kernel anyway.
+NO_FAILING_LAUNCH = {"nan_inf"}
 
 
 def _suspects(ctx: Ctx, step: Step, suspects: list[Suspect]) -> None:
@@ -61,7 +65,8 @@ def dump(ctx: Ctx, step: Step) -> Step:
     # A kernel already named (the CPU exception, explain_index_oob) saves the level-3 pass.
     known = (ctx.oob.kernel if ctx.oob and ctx.oob.kernel else None) or (
         ctx.classification.fields.get("kernel_name") if ctx.classification else None) or ctx.kernel
-    passes = 1 if known else 2
+    find_kernel = ctx.report.pattern not in NO_FAILING_LAUNCH
+    passes = 1 if known or not find_kernel else 2
     est = ctx.run_s * passes
     if ctx.left() < est:
         ctx.budget_hit = True
@@ -74,7 +79,8 @@ def dump(ctx: Ctx, step: Step) -> Step:
         if ctx.note:
             ctx.note(time.monotonic() - ctx.t0, nbytes, f"{label} ({what}, {elapsed:.0f} s)")
 
-    res = dump_kernel_inputs(req, ctx.roots, cancel=ctx.cancel, note=note, hold=False)  # the triage's slot
+    res = dump_kernel_inputs(req, ctx.roots, cancel=ctx.cancel, note=note, hold=False,  # the triage's slot
+                             shared_cache=ctx.shared_cache, find_kernel=find_kernel)
     last = res.passes[-1] if res.passes else None
     step.ran = [f"printer level {p.level}: run {p.run_id}" for p in res.passes]
     step.run_id, step.log_path = (last.run_id, last.log_path) if last else (None, None)

@@ -11,7 +11,7 @@ from aoti_debug.pt2zip import open_pt2
 from aoti_debug.triage_causes import from_parity
 from aoti_debug.triage_model import Step
 from aoti_debug.triage_rules import rules
-from aoti_debug.triage_steps import PARITY_S, TAIL, Ctx, reroute, skip
+from aoti_debug.triage_steps import PARITY_S, TAIL, Ctx, prefetched, reroute, skip
 
 # Parity kinds that say the package's device and the load side differ.
 DEVICE_KINDS = {"load_device", "no_cuda_build", "no_gpu", "compute_capability", "device_type"}
@@ -76,7 +76,7 @@ def parity(ctx: Ctx, step: Step) -> Step:
     step.ran = [str(ctx.package)]
     captured = ctx.calls is not None and any(r.kind == "call" and r.inputs for r in ctx.calls.records)
     rep = check_parity(ctx.package, probe_runtime=ctx.req.probe_runtime, roots=ctx.roots,
-                       inputs_run=ctx.calls_run if captured else None)
+                       inputs_run=ctx.calls_run if captured else None, runtime=prefetched(ctx, step))
     if captured:
         step.found.append(f"inputs compared: {rep.inputs_source} (captured by the baseline)")
     model = rep.package.model()

@@ -5,8 +5,11 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from aoti_debug import culprits, proc, rerun, runs
 from aoti_debug.calls import CallsReport
@@ -28,6 +31,7 @@ from aoti_debug.guides import load_guides
 from aoti_debug.logclean import file_chunks
 from aoti_debug.memcheck import find_sanitizer, parse_memcheck
 from aoti_debug.oob_model import OobExplanation
+from aoti_debug.probe import ProbeOutcome
 from aoti_debug.rerun import RerunRequest, RunResult
 from aoti_debug.roots import confine
 from aoti_debug.triage_causes import from_backtrace, from_classification, from_memcheck, from_oob
@@ -42,6 +46,9 @@ SLOWDOWN = {"backtrace": 1.5, "memcheck": 2.0}
 # A run shorter than this is not worth starting.
 MIN_RUN_S = 10.0
 PARITY_S = 15.0
+# Added to every rerun of a command that only loads: it skips the CPU ISA probe of aoti_load_package (about 40 s a
+# load on torch 2.11), whose result only feeds a warning there; never on a compile (guides/debug-flags.md).
+LOAD_PRESET = "load_only"
 TAIL = 4 * 2**20
 MAX_SOURCE_CHARS = 8 * 2**20
 # check_parity mismatch kinds a crash while loading confirms.
@@ -63,6 +70,8 @@ class Ctx:
     log_path: Path | None = None  # the failing run's output
     assert_log: Path | None = None  # the latest log holding an index assert
     cache_dir: Path | None = None  # the baseline's inductor cache (sources when there is no package)
+    shared_cache: Path | None = None  # the triage's one inductor cache, shared by reruns whose flags allow it
+    runtime_probe: Future | None = None  # check_parity's runtime probe, started beside the baseline run
     classification: Classification | None = None
     package: Path | None = None
     contract: InputContract | None = None
@@ -164,6 +173,34 @@ def skip(step: Step, why: str) -> Step:
     return step
 
 
+def prefetch(fn: Callable[[], Any]) -> Future:
+    """Run fn on a daemon thread now; the step that needs its result waits for it (an exception is re-raised)."""
+    fut: Future = Future()
+
+    def work() -> None:
+        t = time.monotonic()
+        try:
+            fut.set_result((fn(), time.monotonic() - t))
+        except BaseException as exc:  # handed to the step that waits, which reports it
+            fut.set_exception(exc)
+
+    threading.Thread(target=work, daemon=True, name="aoti-debug-prefetch").start()
+    return fut
+
+
+def prefetched(ctx: Ctx, step: Step) -> ProbeOutcome | None:
+    """The runtime probe taken beside the baseline (None: probe now); its own cost goes into the step."""
+    if ctx.runtime_probe is None or not ctx.req.probe_runtime:
+        return None
+    try:
+        (runtime, _inputs), cost = ctx.runtime_probe.result()
+    except Exception as exc:  # the probe failed to run at all: probe again, in the step
+        step.found.append(f"the runtime probe beside the baseline failed ({exc}); probed again")
+        return None
+    step.found.append(f"runtime probed beside the baseline run ({cost:.0f} s)")
+    return runtime
+
+
 # --- rerun_with_flags ------------------------------------------------------------------------------
 
 def _from_log(ctx: Ctx, step: Step, key: str, path: Path) -> Step:
@@ -252,8 +289,8 @@ def _plan_run(ctx: Ctx, step: Step, preset: str) -> tuple[list[str], dict[str, s
     if set(preset_flags(preset)) != set(runtime_only(preset)):
         step.found.append(f"run-time flags only ({', '.join(runtime_only(preset))}), on a command that builds "
                           "nothing: the compile-time ones do not matter for this pattern")
-        return load, runtime_only(preset), [], False
-    return load, {}, [preset], False
+        return load, runtime_only(preset), [LOAD_PRESET], False
+    return load, {}, [preset, LOAD_PRESET], False
 
 
 def rerun_preset(ctx: Ctx, step: Step) -> Step:
@@ -306,7 +343,7 @@ def rerun_preset(ctx: Ctx, step: Step) -> Step:
 
 def run(ctx: Ctx, req: RerunRequest, step: Step, build: bool = True) -> RunResult:
     """One rerun through the rerun tool; its run id, flags, outcome and classification go into the step."""
-    plan = rerun.plan(req, ctx.roots)
+    plan = rerun.plan(req, ctx.roots, shared_cache=ctx.shared_cache)
     label = f"step {step.index}: {step_label(step)}"
 
     def note(elapsed: float, nbytes: int, what: str) -> None:
