@@ -32,6 +32,9 @@ def test_a_segfault_inside_a_generated_kernel_is_traced_to_the_input_holding_the
     r = run_example("embedding_unchecked", folder=tmp_path / "ex")
     assert r.pattern == "segfault_no_message"
     assert "device_mismatch_load" not in {s.pattern for s in r.steps}
+    # the capture runner had the call on disk before the kernel ran: the baseline names the call it died in
+    assert any(f.startswith("the process died inside the first call of ") and "int64[4]" in f
+               for f in r.steps[0].found), r.steps[0].found
     parity = next(s for s in r.steps if s.tool == "check_parity")
     bt = next(s for s in r.steps if s.preset == "backtrace")
     assert any("cpp_fused_add_embedding_0" in f for f in bt.found) and not bt.named_root_cause

@@ -175,6 +175,15 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     )
 
 
+def observed(pattern: str, evidence: list[str], phase: phases.LogPhase | None = None) -> Classification:
+    """A diagnosis a tool observed instead of reading it in a log (the capture runner's NaN outputs): its evidence
+    is at line 0, not a line of the log."""
+    g, rule = load_guides()[pattern], next(r for r in rules() if r.id == pattern)
+    return Classification(pattern=pattern, title=g.title, summary=g.summary, confidence=STRONG, phase=phase,
+                          evidence=[Evidence(line=0, text=t, pattern=pattern, weight=STRONG) for t in evidence],
+                          guide=_guide_ref(pattern), next_steps=rule.next_steps)
+
+
 def classify_text(text: str | bytes, exit_status: int | str | None = None) -> Classification:
     """Classify log text given in memory."""
     data = text.encode("utf-8", errors="replace") if isinstance(text, str) else text

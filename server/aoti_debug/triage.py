@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aoti_debug import command, flags, probe, proc, runs
-from aoti_debug.classify import Classification, classify_file, classify_text
+from aoti_debug.classify import Classification, classify_file, classify_text, observed
 from aoti_debug.errors import AotiDebugError, BadInput
 from aoti_debug.explain import markdown, next_thing, step_label
 from aoti_debug.forensics import parse_faulthandler
@@ -40,17 +40,22 @@ STATUS = {"done": "ok", "running": "running", "cancelled": "cancelled", "error":
 SHARED_CACHE = "inductor_cache"
 
 
+def package_in_roots(raw: str, cwd: Path | None, roots: list[Path]) -> Path | None:
+    """A package path (absolute or relative to cwd) if it is a file inside the roots (the tools read nothing else)."""
+    p = Path(raw).expanduser()
+    p = p if p.is_absolute() else (cwd or Path.cwd()) / p
+    if not p.is_file():
+        return None
+    try:
+        return check_path(p, roots, what="package")
+    except BadInput:
+        return None
+
+
 def find_package(text: str, cwd: Path | None, roots: list[Path]) -> Path | None:
     """The last .pt2 the output names that exists inside the roots."""
-    for raw in reversed(PACKAGE_RX.findall(text)):
-        p = Path(raw).expanduser()
-        p = p if p.is_absolute() else (cwd or Path.cwd()) / p
-        if p.is_file():
-            try:
-                return check_path(p, roots, what="package")
-            except BadInput:
-                continue
-    return None
+    return next((q for q in (package_in_roots(raw, cwd, roots) for raw in reversed(PACKAGE_RX.findall(text))) if q),
+                None)
 
 
 @dataclass
@@ -183,6 +188,9 @@ def _start(ctx: Ctx, p: TriagePlan) -> None:
     text = runs.tail(ctx.log_path, TAIL) if ctx.log_path else ""
     ctx.package = ctx.package or find_package(text, p.cwd, p.roots)
     ctx.calls, ctx.calls_run = r.calls, r.run_id
+    loaded = [c.package for c in (r.calls.records if r.calls else []) if c.kind == "load" and c.package]
+    # the package the script loaded, when its output does not name it
+    ctx.package = ctx.package or next((q for q in (package_in_roots(x, p.cwd, p.roots) for x in loaded) if q), None)
     if r.calls and r.calls.captured:
         step.found.append(f"{r.calls.loads} package load(s), {r.calls.calls} call(s) captured")
         step.found += [s for s in (r.calls.died_summary,) if s] + r.calls.nonfinite_outputs[:3]
@@ -192,6 +200,11 @@ def _start(ctx: Ctx, p: TriagePlan) -> None:
     step2 = Step(index=2, tool="classify_error", why="Route the baseline's output to its pattern guide.",
                  status="done", log_path=r.log_path)
     _classified(ctx, step2, r.classification, f"the baseline's output ({r.log_path})")
+    if r.calls and r.calls.nonfinite_outputs and report.pattern in (None, "unknown", "wrong_output"):
+        # nothing (or only a user's mismatch) was printed, but the package returned NaN/Inf: that is the failure
+        seen = [f"the capture runner saw {n}" for n in r.calls.nonfinite_outputs[:3]]
+        ctx.adopt(observed("nan_inf", seen, "run"), step2)
+        step2.evidence[:0] = seen
     report.steps.append(step2)
 
 
@@ -242,8 +255,26 @@ def execute(p: TriagePlan, *, cancel: threading.Event | None = None, note: proc.
     return finish(ctx, p)
 
 
+def _domain_values(ctx: Ctx) -> list[str]:
+    """For a NaN the model made: the captured call's input elements outside a div/log/sqrt domain (zeros, negatives)."""
+    calls = ctx.calls.records if ctx.calls else []
+    bad = next((c for c in calls if c.kind == "call" and any(t.nonfinite() for t in c.outputs)), None)
+    bad = bad or next((c for c in calls if c.kind == "call"), None)
+    out = []
+    for i, t in enumerate(bad.inputs if bad else []):
+        if ctx.root and ctx.root.input_index not in (None, i):
+            continue
+        parts = [f"{n} {what}" for n, what in ((t.zeros, "zero(s)"), (t.negatives, "negative value(s)")) if n]
+        if parts:
+            where = f", min {t.min} at {t.min_at}" if t.min_at is not None else ""
+            out.append(f"captured call {bad.index}: input {i} ({t.dtype}{t.shape}) holds {' and '.join(parts)}{where}")
+    return out
+
+
 def finish(ctx: Ctx, p: TriagePlan) -> TriageReport:
     report = ctx.report
+    if ctx.root and ctx.root.kind == "nan_produced":
+        ctx.root.evidence += [e for e in _domain_values(ctx) if e not in ctx.root.evidence]
     report.package = str(ctx.package) if ctx.package else None
     report.root_cause = ctx.root
     if report.stopped_because is None:
