@@ -53,12 +53,14 @@ class Classification(BaseModel):
     summary: str = Field(description="What the pattern is; for 'unknown', what was seen (weak cues, the phase)")
     confidence: float = Field(ge=0, le=1, description=(
         "Noisy-OR of the weights of the winner's matched regexes; for 'unknown', at most 0.5 and lower the "
-        "more weak cues point at a pattern"))
+        "more weak cues point at a pattern; for a best guess from agreeing weak cues (no decisive line), at most "
+        "0.45 and the summary says so"))
     phase: phases.LogPhase | None = Field(default=None, description=(
         "Where it failed: export, compile, load or run, from the last phase marker in the log (export or "
         "Inductor frames, the package loader, the run call), else the pattern's own phase; null if neither says"))
     alternatives: list[Alternative] = Field(default_factory=list, description=(
-        "Next best patterns, up to 3, ranked by their regexes and weak cues (frames, file names, wrappers)"))
+        "Next best patterns, up to 3, ranked by their regexes and weak cues (frames, file names, wrappers, "
+        "exception types, the phase)"))
     evidence: list[Evidence] = Field(default_factory=list, description="Lines that decided it")
     fields: dict[str, str] = Field(default_factory=dict, description="Values the rule captured")
     guide: GuideRef
