@@ -19,6 +19,9 @@ CHUNK = 1 << 20
 DECISIVE, STRONG = 0.5, 0.9
 # That nothing matched is weak evidence that no known pattern applies: `unknown` is never surer than this.
 UNKNOWN_MAX = 0.5
+# With no decisive line in a log that shows a compiled model (a phase marker or a rule's cue), the family that the
+# weak cues rank at least this high is named, at a confidence below DECISIVE: a guess, and said to be one.
+GUESS, GUESS_MAX = 0.3, 0.45
 
 
 class Evidence(BaseModel):
@@ -50,12 +53,14 @@ class Classification(BaseModel):
     summary: str = Field(description="What the pattern is; for 'unknown', what was seen (weak cues, the phase)")
     confidence: float = Field(ge=0, le=1, description=(
         "Noisy-OR of the weights of the winner's matched regexes; for 'unknown', at most 0.5 and lower the "
-        "more weak cues point at a pattern"))
+        "more weak cues point at a pattern; for a best guess from agreeing weak cues (no decisive line), at most "
+        "0.45 and the summary says so"))
     phase: phases.LogPhase | None = Field(default=None, description=(
         "Where it failed: export, compile, load or run, from the last phase marker in the log (export or "
         "Inductor frames, the package loader, the run call), else the pattern's own phase; null if neither says"))
     alternatives: list[Alternative] = Field(default_factory=list, description=(
-        "Next best patterns, up to 3, ranked by their regexes and weak cues (frames, file names, wrappers)"))
+        "Next best patterns, up to 3, ranked by their regexes and weak cues (frames, file names, wrappers, "
+        "exception types, the phase)"))
     evidence: list[Evidence] = Field(default_factory=list, description="Lines that decided it")
     fields: dict[str, str] = Field(default_factory=dict, description="Values the rule captured")
     guide: GuideRef
@@ -105,9 +110,10 @@ def _winner(scored: dict[str, tuple[float, Hits]]) -> tuple[float, Hits]:
     return 0.0, scored["unknown"][1]
 
 
-def _seen(others: list[Hits], marker: phases.Marker | None) -> str:
-    """What an `unknown` log showed: the weak cues and the phase marker, in words."""
-    notes = []
+def _seen(others: list[Hits], marker: phases.Marker | None, excs: Hits | None = None, aoti: bool = True) -> str:
+    """What an `unknown` log showed: the weak cues, the exception types that counted and the phase marker."""
+    counted = [(i, g) for i, _l, _t, g in (excs.evidence() if excs else []) if aoti or not excs.patterns[i].aoti_only]
+    notes = [f"exception {g['exception']}" if "exception" in g else excs.patterns[i].note for i, g in counted[-2:]]
     for h in others:
         for idx, _line, _text, _ in h.evidence(cues=True)[-1:] + h.evidence()[-1:]:
             note = h.patterns[idx].note.split(";")[0].rstrip(".")
@@ -126,8 +132,9 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     rule_list = rules()
     hits = [Hits.of(r) for r in rule_list]
     marks = Hits(list(phases.markers()), len(phases.markers()))
-    matcher = Matcher([h.patterns for h in hits] + [marks.patterns], key=load_guides())
-    nlines, nbytes, blank = matcher.scan(chunks, [*hits, marks])
+    excs = Hits(list(phases.exception_cues()), len(phases.exception_cues()))
+    matcher = Matcher([h.patterns for h in hits] + [marks.patterns, excs.patterns], key=load_guides())
+    nlines, nbytes, blank = matcher.scan(chunks, [*hits, marks, excs])
     if blank:
         raise BadInput("the log is empty: pass the full output of the failing run (stdout and stderr)")
     sig = _signal_name(exit_status)
@@ -139,6 +146,22 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
         cause_printed = any(sc >= DECISIVE for pid, (sc, _) in scored.items() if pid != "segfault_no_message")
         scored["segfault_no_message"] = (max(seg_score, DECISIVE if cause_printed else STRONG), seg)
     score, win = _winner(scored)
+    seen = [(line, idx) for idx, line, _t, _g in marks.evidence()]
+    # Alternatives: the other rules that matched or that weak cues (the phase, exception types) point at, together.
+    phase_hint = phases.hints(phases.decide(seen, [])[0], [])
+    exc_hint = phases.hints(None, sorted(excs.first), aoti_context)
+    hint = phases.hints(phases.decide(seen, [])[0], sorted(excs.first), aoti_context)
+    ranked = {pid: (round(1 - (1 - max(s, h.rank())) * (1 - hint.get(pid, 0.0)), 4), h)
+              for pid, (s, h) in scored.items()}
+    guessed = False
+    if win.rule.id == "unknown" and aoti_context:
+        # Two independent weak signals that agree (the exception type, and a frame, cue or the phase of the same
+        # family) name the family; one alone, such as a generic wrapper line, never does.
+        agree = [m for pid, m in ranked.items() if m[0] >= GUESS and exc_hint.get(pid, 0.0) > 0
+                 and (max(scored[pid][0], m[1].rank()) > 0 or phase_hint.get(pid, 0.0) > 0)]
+        if agree:
+            score, win = max(agree, key=lambda m: (m[0], m[1].rule.priority))
+            score, guessed = min(score, GUESS_MAX), True
     guides = load_guides()
     fields: dict[str, str] = {}
     for _idx, _line, _text, groups in win.evidence(every=True):  # later (or, for first_match, earlier) hits win
@@ -147,23 +170,20 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
                 fields[k] = win.rule.value_maps.get(k, {}).get(v, v)
     if sig:
         fields["signal"] = sig
-    evidence = [e for e in _evidence(win) if e.line > 0]
+    evidence = [e for e in _evidence(win) or (_evidence(win, cues=True) if guessed else []) if e.line > 0]
     if sig and win.rule.id == "segfault_no_message":
         evidence.append(Evidence(line=0, text=f"process ended by {sig} (exit status {exit_status})",
                                  pattern="segfault_no_message", weight=STRONG))
-    seen = [(line, idx) for idx, line, _t, _g in marks.evidence()]
     log_phase, marker = phases.decide(seen, win.rule.phase)
-    # Alternatives: the other rules that matched or that weak cues (and the phase) point at, all together.
-    hint = phases.likely(marker.phase if marker else None)
-    ranked = {pid: (round(1 - (1 - max(s, h.rank())) * (1 - hint.get(pid, 0.0)), 4), h)
-              for pid, (s, h) in scored.items()}
-    others = sorted((m for m in ranked.values() if m[0] > 0 and m[1] is not win),
+    others = sorted((m for m in ranked.values() if m[0] > 0 and m[1] is not win and m[1].rule.id != "unknown"),
                     key=lambda m: (-m[0], -m[1].rule.priority))[:3]
     g = guides[win.rule.id]
     summary, confidence = g.summary, score
+    if guessed:
+        summary = f"{_seen([win], marker, excs, aoti_context)} Best guess: {g.summary}"
     if win.rule.id == "unknown":
         confidence = round(UNKNOWN_MAX * (1.0 - max((m[0] for m in others), default=0.0)), 4)
-        summary = _seen([h for _s, h in others], marker)
+        summary = _seen([h for _s, h in others], marker, excs, aoti_context)
         evidence = [e for _s, h in others for e in _evidence(h, 1, cues=True) if e.line > 0][:EVIDENCE_PER_PATTERN]
     return Classification(
         pattern=win.rule.id, title=g.title, summary=summary, confidence=confidence, phase=log_phase,

@@ -25,10 +25,18 @@ class Marker(Pattern):
     phase: LogPhase
 
 
+class ExceptionCue(Pattern):
+    """An exception type (Python, C++ or a library's) and the patterns it usually means: ranks alternatives only."""
+
+    weight: float = Field(default=0.3, gt=0, lt=0.5)
+    likely: dict[str, float] = Field(description="pattern id -> cue weight (below 0.5: it never decides)")
+
+
 class _Markers(BaseModel):
     model_config = ConfigDict(extra="forbid")
     markers: list[Marker]
     likely: dict[LogPhase, dict[str, float]] = Field(description="phase -> {pattern id: cue weight}")
+    exceptions: list[ExceptionCue] = Field(default_factory=list)
 
 
 @cache
@@ -47,6 +55,24 @@ def markers() -> list[Marker]:
 def likely(phase: LogPhase | None) -> dict[str, float]:
     """Patterns a failure in this phase usually is, with the weight of a weak cue."""
     return _data().likely.get(phase, {}) if phase else {}
+
+
+def exception_cues() -> list[ExceptionCue]:
+    """The exception-type cues, in file order."""
+    return _data().exceptions
+
+
+def hints(phase: LogPhase | None, exceptions: list[int], aoti_context: bool = True) -> dict[str, float]:
+    """Pattern id -> weak-cue weight from the phase and the exception types seen (indexes), noisy-OR combined;
+    a type every Python program raises (aoti_only) counts only in a log that shows a compiled model."""
+    out = dict(likely(phase))
+    cues = exception_cues()
+    for idx in exceptions:
+        if cues[idx].aoti_only and not aoti_context:
+            continue
+        for pid, w in cues[idx].likely.items():
+            out[pid] = round(1 - (1 - out.get(pid, 0.0)) * (1 - w), 4)
+    return out
 
 
 def decide(seen: list[tuple[int, int]], rule_phases: list[str]) -> tuple[LogPhase | None, Marker | None]:
