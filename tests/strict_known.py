@@ -11,5 +11,6 @@ IMA_TRITON = ["root cause: expected index_value_out_of_range (index_value_out_of
 
 # example -> its differences; examples not named here match.
 GPU_SUITE = {"ima_triton": IMA_TRITON}
-MCP_STDIO = {"ima_triton": IMA_TRITON}
+# the 2026-11-23 MCP run triaged index_oob, silent_nan, embedding_unchecked and dtype_mismatch: all match
+MCP_STDIO: dict[str, list[str]] = {}
 OFFLINE_CAPTURE = {"ima_triton": IMA_TRITON}

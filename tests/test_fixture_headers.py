@@ -21,7 +21,7 @@ WRITERS = {
 }
 # Kept beside a run, never read as evidence: a suite child's own output (empty when it succeeded), the MCP server's
 # stderr.
-NOT_EVIDENCE = ("gpu_triage_suite/logs/*.suite.log", "gpu_mcp_triage/server_stderr.log")
+NOT_EVIDENCE = ("gpu_triage_suite/logs/*.suite.log",)
 # A `# source:` line names one of these scripts (which write the header) or a public URL.
 SOURCE = re.compile(r"tests/(?:make_fixture_logs|culprit_fixture_logs|gpu/capture_memcheck|gpu/verify_forensics)\.py|https://\S+")
 TORCH = re.compile(r"torch:? \d+\.\d+\.\d+")

@@ -70,13 +70,15 @@ def test_each_kept_step_log_names_torch_the_gpu_and_its_command() -> None:
 
 # Patterns added after the H100 run was recorded, and the baselines they now name (the live triage had the
 # old id): wrong_output (issue 12) for a run that only fails the caller's assert_close.
-ROUTED_SINCE_RECORDING = {"dynamic_above_max": ("unknown", "wrong_output")}
+ROUTED_SINCE_RECORDING: dict[str, tuple[str, str]] = {}
 
 
 def test_the_classifier_routes_each_gpu_baseline_as_the_live_triage_did(suite) -> None:
     for name, r in reports().items():
         base = SUITE / "logs" / name / "step1_rerun_with_flags.log"
         status = suite.logged_exit_status(base)
+        if status is None:  # a run that passed: the header records no status; the live report does
+            status = suite.exit_status_of(r.steps[0].found)
         assert status is not None, name
         recorded, now = ROUTED_SINCE_RECORDING.get(name, (r.initial_pattern, r.initial_pattern))
         assert r.initial_pattern == recorded, name
@@ -92,17 +94,21 @@ def test_replaying_the_kept_logs_offline_reaches_the_live_root_cause_unless_it_n
     rows = suite.replay(SUITE)
     assert len(rows) == len(reports())
     for r in rows:
-        if r["needs_package"]:  # explain_index_oob / check_parity read the package, which the suite does not keep
-            assert r["replay"].split(" / ")[0] == r["live"].split(" / ")[0], r
+        if r["needs_calls"]:  # named from what the capture runner recorded, which the suite does not keep
+            assert r["replay"].split(" / ")[0] == r["initial"], r
+        elif r["needs_package"]:  # explain_index_oob / check_parity read the package, which the suite does not keep;
+            # a cause check_parity names in the captured call also moves the pattern (parity_cause_pattern)
+            assert r["replay"].split(" / ")[0] in (r["live"].split(" / ")[0], r["initial"]), r
         else:
             assert r["replay"] == r["live"], r
-    assert sum(not r["needs_package"] for r in rows) >= 12
+    # 9 of 20 in the 2026-11-23 run: check_parity now names causes in the captured call, before the reruns
+    assert sum(not (r["needs_package"] or r["needs_calls"]) for r in rows) >= 9
 
 
 def test_the_gpu_suite_and_replay_tables_in_the_docs_are_current(suite) -> None:
     assert doc_block("GPU SUITE TABLE") == suite.suite_table(SUITE), "regenerate: triage_suite.py ... --replay"
     assert doc_block("GPU REPLAY TABLE") == suite.replay_table(suite.replay(SUITE)), "regenerate the replay table"
-    assert "14/14 match" in (SUITE / "triage_suite.md").read_text()  # what the run printed under the old check
+    assert "19/20 match (strict check)" in (SUITE / "triage_suite.md").read_text()  # what the run printed
     strict = f"{len(reports()) - len(strict_known.GPU_SUITE)}/{len(reports())} match (strict check)"
     assert doc_block("GPU SUITE TABLE").startswith(strict)
 
@@ -128,7 +134,7 @@ def test_the_mcp_stdio_run_on_the_gpu_matched_and_read_the_memcheck_resource() -
     assert {name: c.differences for name, c in strict.items() if not c.match} == strict_known.MCP_STDIO
     assert rows["index_oob"]["wait"] and rows["index_oob"]["progress"][0].startswith("step 1: ")
     assert all(r["get_run_polls"] > 0 for r in rows.values() if not r["wait"])
-    memcheck = [x for x in rows["ima_triton"]["resources"] if x["uri"].endswith("/memcheck")]
+    memcheck = [x for x in rows["embedding_unchecked"]["resources"] if x["uri"].endswith("/memcheck")]
     assert memcheck and memcheck[0]["sanitizer_lines"] > 0
     table = "\n".join(line for line in (MCP / "mcp_triage.md").read_text().splitlines() if line.startswith("|"))
     assert doc_block("GPU MCP TABLE") == table

@@ -160,8 +160,8 @@ def classify_table(capture: Path) -> str:
 def offline(capture: Path) -> list[dict]:
     rows = []
     for ex in cuda_examples():
-        if (ex.expected.get("cuda") or {}).get("verified") is False:
-            continue  # written for the GPU suite, not captured yet: nothing to triage offline
+        if not (ex.expected.get("cuda") or {}).get("capture"):
+            continue  # verified by the triage suite only: the H200 capture has no log of it to triage offline
         r = offline_case(capture, ex.name)
         rows.append(summary_row(ex.name, r, None, "" if r else "no baseline log in the capture"))
         given = [s for s in (r.steps if r else []) if s.ran and s.ran[0].startswith("given")]
@@ -194,11 +194,18 @@ def replay(out: Path) -> list[dict]:
     for res in sorted((out / "results").glob("*.json")):
         live = TriageReport.model_validate_json(res.read_text())
         again = replay_case(out, res.stem)
-        namer = next((s.tool for s in live.steps if s.named_root_cause), None)
+        named = next((s for s in live.steps if s.named_root_cause), None)
+        namer = named.tool if named else None
+        # a printer suspect that needed the package's constants (their shapes are not printed) reads the package too
+        reads_package = namer in PACKAGE_STEPS or any("the package holds" in f for f in (named.found if named else []))
         rows.append({"example": res.stem, "live": _cause(live), "replay": _cause(again),
+                     "initial": live.initial_pattern,
                      "replay_steps": [f"{s.tool}{' ' + s.preset if s.preset else ''}" for s in again.steps
                                       if s.ran and s.ran[0].startswith("given")],
-                     "named_by": namer, "needs_package": namer in PACKAGE_STEPS})
+                     "named_by": namer, "needs_package": reads_package,
+                     # a diagnosis from the capture runner's record (calls.jsonl is not kept beside the logs)
+                     "needs_calls": any(e.startswith("the capture runner saw") for s in live.steps
+                                        for e in s.evidence)})
     return rows
 
 
@@ -211,6 +218,7 @@ def replay_table(rows: list[dict]) -> str:
     out = ["| Example | Live on the GPU | Replay of the kept logs | Kept logs used | Same |", "|---|---|---|---|---|"]
     for r in rows:
         same = ("yes" if r["live"] == r["replay"] else
+                "no: diagnosed from the captured calls (not kept)" if r["needs_calls"] else
                 f"no: named by {r['named_by']}, which reads the package (not kept)" if r["needs_package"] else "NO")
         out.append(f"| `{r['example']}` | {r['live']} | {r['replay']} | {', '.join(r['replay_steps']) or '-'} "
                    f"| {same} |")
@@ -246,9 +254,10 @@ def step_log_name(s) -> str:
     return f"step{s.index}_{s.tool}{'_' + s.preset if s.preset else ''}.log"
 
 
-def _exit_status(found: list[str]) -> int | None:
-    """The run's exit status from the step's first finding: 'crashed (SIGSEGV, ...' -> -11, 'failed (exit 1' -> 1."""
-    m = re.match(r"(?:crashed \((SIG[A-Z]+)|failed \(exit (\d+))", found[0] if found else "")
+def exit_status_of(found: list[str]) -> int | None:
+    """The run's exit status from the step's first finding: 'crashed (SIGSEGV, ...' -> -11, 'failed (exit 1' -> 1,
+    'ok (exit 0' -> 0."""
+    m = re.match(r"(?:crashed \((SIG[A-Z]+)|(?:failed|ok) \(exit (\d+))", found[0] if found else "")
     if not m:
         return None
     return -int(getattr(signal, m.group(1))) if m.group(1) else int(m.group(2))
@@ -262,7 +271,7 @@ def log_header(name: str, s, env: str, budget: float) -> bytes:
              f"suite: tests/gpu/triage_suite.py OUT_DIR --budget {budget:g}, CXX="
              + ((cxx.group(1) if cxx else "(host default)") if keeps_host_cxx(name) else SYSTEM_CXX),
              f"command: {shlex.join(s.ran)}" + "".join(f" {k}={v}" for k, v in (s.flags or {}).items())]
-    status = _exit_status(s.found) if s.tool == "rerun_with_flags" else None
+    status = exit_status_of(s.found) if s.tool == "rerun_with_flags" else None
     if status is not None:
         lines.append(f"exit_status: {status}")
     return "".join(f"# {line}\n" for line in lines).encode()
