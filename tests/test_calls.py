@@ -24,7 +24,8 @@ def dtype_run(tmp_path_factory) -> tuple[Path, Path, str]:
     """(root, package, run id): the dtype_mismatch example (int32 ids for an int64 input) rerun with calls."""
     pkg = build_example("dtype_mismatch")
     result = rerun(RerunRequest(argv=[PY, "examples/dtype_mismatch.py", "--package", str(pkg), "--load-only"],
-                                cwd=str(ROOT), presets=["calls"], timeout_s=300), [ROOT, pkg.parent])
+                                cwd=str(ROOT), presets=["calls"], flags={"AOTI_DEBUG_CALLS_SAVE_BYTES": "4096"},
+                                timeout_s=300), [ROOT, pkg.parent])
     return ROOT, pkg, result.run_id
 
 
@@ -41,6 +42,10 @@ def test_the_runner_records_the_load_and_the_call_that_raised_with_its_tensors(d
     assert (ids.dtype, ids.shape, ids.min, ids.max, ids.max_at, ids.sample) == ("int32", [4], 3, 50, [1],
                                                                                  [3, 50, 8, 12])
     assert report.died_in is None and report.nonfinite_outputs == []
+    # asked for (AOTI_DEBUG_CALLS_SAVE_BYTES), the call's inputs are saved in full and read back as parity's inputs
+    assert call.inputs_file and Path(call.inputs_file).is_file()
+    saved = check_parity(pkg, inputs_file=call.inputs_file, probe_runtime=False)
+    assert [(m.kind, m.input_index) for m in saved.mismatches if m.input_index is not None] == [("dtype", 1)]
 
 
 def test_the_rerun_result_and_its_resource_carry_the_captured_calls(dtype_run) -> None:
