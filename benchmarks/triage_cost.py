@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from aoti_debug import examples
-from aoti_debug.paths import examples_dir
+from aoti_debug.common.paths import examples_dir
 from aoti_debug.triage_model import TriageReport
 
 TARGET, AIM = 2.0, 1.5

@@ -11,8 +11,8 @@ import sys
 import pytest
 from aoti_debug import startcache
 from aoti_debug.app import build_server
+from aoti_debug.common.paths import guides_dir, project_root, skill_file
 from aoti_debug.guides import PATTERN_IDS, load_guides
-from aoti_debug.paths import guides_dir, project_root, skill_file
 from mcp import Client, StdioServerParameters
 
 CPU_OOB = "Error: index out of bounds: 0 <= tmp7 < 2L"
@@ -136,8 +136,8 @@ def test_a_server_start_imports_no_engine_yaml_or_torch() -> None:
              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('aoti_debug', 'yaml', 'torch')))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     loaded = set(ast.literal_eval(out.stdout.strip()))
-    assert loaded == {"aoti_debug", "aoti_debug.app", "aoti_debug.errors", "aoti_debug.limits", "aoti_debug.paths",
-                      "aoti_debug.probe", "aoti_debug.roots", "aoti_debug.startcache",
+    assert loaded == {"aoti_debug", "aoti_debug.app", "aoti_debug.common.errors", "aoti_debug.common.limits", "aoti_debug.common.paths",
+                      "aoti_debug.probe", "aoti_debug.common.roots", "aoti_debug.startcache",
                       "aoti_debug.version"}, out.stderr
 
 

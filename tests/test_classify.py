@@ -7,7 +7,7 @@ import tracemalloc
 
 import pytest
 from aoti_debug.classify import classify_file, classify_text
-from aoti_debug.errors import BadInput
+from aoti_debug.common.errors import BadInput
 
 CPU_OOB = "Error: index out of bounds: 0 <= tmp7 < 2L"
 RUN_FUNC = ("RuntimeError: run_func_( container_handle_, input_handles.data(), input_handles.size(), "

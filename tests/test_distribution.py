@@ -23,8 +23,8 @@ from aoti_debug import version as version_module
 from aoti_debug.app import build_server
 from aoti_debug.cli import main
 from aoti_debug.cli.triage import list_examples
+from aoti_debug.common.paths import guides_dir
 from aoti_debug.guides import get_guide
-from aoti_debug.paths import guides_dir
 from aoti_debug.startcache import guides_digest
 from aoti_debug.version import describe, package_version
 from distribution import (
@@ -116,7 +116,7 @@ def installed(tmp_path_factory) -> Installed:
 
 @pytest.mark.spawns
 def test_the_wheel_installs_into_a_fresh_venv_without_torch_and_runs_from_its_own_files(installed) -> None:
-    probe = ("import importlib.util, aoti_debug, aoti_debug.paths as p; "
+    probe = ("import importlib.util, aoti_debug, aoti_debug.common.paths as p; "
              "print(aoti_debug.__file__); print(p.project_root()); print(importlib.util.find_spec('torch'))")
     out = installed.run(str(installed.venv / "bin" / "python"), "-c", probe).stdout.splitlines()
     site = str(installed.venv.resolve())

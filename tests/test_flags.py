@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from aoti_debug.errors import BadInput
+from aoti_debug.common.errors import BadInput
 from aoti_debug.flags import DIR_FLAGS, WRAPPER_PRESETS, flag_table, resolve
 from aoti_debug.forensics import find_debugger
 from aoti_debug.memcheck import find_sanitizer

@@ -18,6 +18,7 @@ from types import SimpleNamespace
 
 import pytest
 from aoti_debug.cli import main
+from aoti_debug.common.paths import project_root
 from aoti_debug.install import (
     DEFAULT_TOOL_TIMEOUT_S,
     NAME,
@@ -26,7 +27,6 @@ from aoti_debug.install import (
     skill_files,
 )
 from aoti_debug.launch import ServerEntry, serve_argv
-from aoti_debug.paths import project_root
 
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from aoti_debug import logclean
+from aoti_debug.common import logread as logclean
 
 DATA, _, _ = logclean.load()
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pkgs
 import pytest
 from aoti_debug import probe, proc
-from aoti_debug.errors import BadInput
+from aoti_debug.common.errors import BadInput
 from aoti_debug.inspect_pt2 import inspect_package
 from aoti_debug.parity import build_report, check_parity
 from aoti_debug.probe import ActualInput, ProbeOutcome, RuntimeFacts, parse_inputs_json

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from aoti_debug import rerun, runs
-from aoti_debug.errors import BadInput
+from aoti_debug.common.errors import BadInput
 from aoti_debug.rerun import RerunRequest
 from pkgs import ROOT, build_example
 

@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from aoti_debug import command, flags, programs
+from aoti_debug import command, flags
 from aoti_debug.app import build_server
-from aoti_debug.errors import BadInput
+from aoti_debug.common import programs
+from aoti_debug.common.errors import BadInput
 from mcp import Client
 
 pytestmark = pytest.mark.anyio

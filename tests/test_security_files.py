@@ -16,10 +16,10 @@ import anyio
 import pytest
 from aoti_debug import kernel_sources, pt2zip, runs
 from aoti_debug.app import build_server
-from aoti_debug.errors import BadInput
+from aoti_debug.common.errors import BadInput
+from aoti_debug.common.roots import check_path, open_regular
 from aoti_debug.explain_oob import explain_index_oob
 from aoti_debug.inspect_pt2 import inspect_package
-from aoti_debug.roots import check_path, open_regular
 from mcp import Client
 from pt2_fakes import make_pt2, metadata, model_files, wrapper_213
 

@@ -12,7 +12,7 @@ import pytest
 import strict_known
 from aoti_debug import examples
 from aoti_debug.cli import main
-from aoti_debug.errors import BadInput
+from aoti_debug.common.errors import BadInput
 from aoti_debug.rerun import get_run
 from aoti_debug.triage import find_package, triage
 from aoti_debug.triage_model import RootCause, TriageReport, TriageRequest

@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 
-from aoti_debug.errors import BadInput
+from aoti_debug.common.errors import BadInput
 from aoti_debug.tomledit import render_table, replace_table
 
 try:

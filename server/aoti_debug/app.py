@@ -23,8 +23,8 @@ from mcp.types import Annotations, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from aoti_debug import __version__, startcache
-from aoti_debug.errors import AotiDebugError, BadInput
-from aoti_debug.limits import (
+from aoti_debug.common.errors import AotiDebugError, BadInput
+from aoti_debug.common.limits import (
     DEFAULT_BUDGET_S,
     DEFAULT_PASS_TIMEOUT_S,
     DEFAULT_RUN_TIMEOUT_S,
@@ -32,9 +32,9 @@ from aoti_debug.limits import (
     MAX_BUDGET_S,
     MAX_TIMEOUT_S,
 )
-from aoti_debug.paths import guides_dir, skill_file
+from aoti_debug.common.paths import guides_dir, skill_file
+from aoti_debug.common.roots import check_path, configured_roots, confine
 from aoti_debug.probe import ActualInput
-from aoti_debug.roots import check_path, configured_roots, confine
 from aoti_debug.startcache import cached_tool as _tool
 
 if TYPE_CHECKING:  # the return models: resolved by startcache from each tool's output= on its first call
@@ -81,7 +81,7 @@ def _log_chunks(roots: list[Path], log_text: str | None, log_path: str | None) -
     path = check_path(log_path, roots, what="log_path")
     if not path.exists():
         raise BadInput(f"no such log file: {log_path}")
-    from aoti_debug.logclean import file_chunks
+    from aoti_debug.common.logread import file_chunks
 
     return file_chunks(path, within=confine(roots))  # the opened file is checked: no FIFO, no swapped-in link
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from aoti_debug import programs
-from aoti_debug.errors import BadInput
-from aoti_debug.roots import check_path
+from aoti_debug.common import programs
+from aoti_debug.common.errors import BadInput
+from aoti_debug.common.roots import check_path
 
 MAX_ARGS = 256
 MAX_ARG_CHARS = 4096

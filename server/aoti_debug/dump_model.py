@@ -6,8 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from aoti_debug.common.limits import DEFAULT_PASS_TIMEOUT_S, MAX_TIMEOUT_S
 from aoti_debug.dump_suspects import SavedTensor, Suspect
-from aoti_debug.limits import DEFAULT_PASS_TIMEOUT_S, MAX_TIMEOUT_S
 from aoti_debug.oob_model import OobExplanation
 from aoti_debug.printer_log import IndexAssert, Launch, TensorRecord
 

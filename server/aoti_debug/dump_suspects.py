@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from aoti_debug.intparse import to_int
+from aoti_debug.common.intparse import to_int
 from aoti_debug.oob_model import OobExplanation
 from aoti_debug.printer_collect import Collector
 from aoti_debug.printer_log import INT_DTYPES, IndexAssert, Launch, PrinterLog, TensorRecord

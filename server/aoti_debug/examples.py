@@ -15,12 +15,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from aoti_debug import proc
-from aoti_debug.errors import BadInput, DataError
-from aoti_debug.paths import examples_dir
+from aoti_debug.common.errors import BadInput, DataError
+from aoti_debug.common.paths import examples_dir
+from aoti_debug.common.yamlio import YAMLError, load_yaml
 from aoti_debug.triage import execute, plan, save
 from aoti_debug.triage_model import DEFAULT_BUDGET_S, ExampleCheck, TriageReport, TriageRequest
 from aoti_debug.triage_rules import rules
-from aoti_debug.yamlio import YAMLError, load_yaml
 
 # The README's main job: the full chain (baseline, explain_index_oob, parity, sanity, dump_kernel_inputs).
 DEFAULT_EXAMPLE = "index_oob"

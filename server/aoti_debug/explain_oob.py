@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from aoti_debug import kernel_code, wrapper_cpp
+from aoti_debug.common.intparse import to_int
 from aoti_debug.contract import InputContract
-from aoti_debug.intparse import to_int
 from aoti_debug.kernel_code import Kernel
 from aoti_debug.kernel_sources import Source, Sources, locate
 from aoti_debug.oob_model import Bound, CallArg, DimGuard, OobExplanation, SourceLine, cause_table, fill

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from aoti_debug._exec import ENV as EXEC_ENV
-from aoti_debug.intparse import to_int
+from aoti_debug.common.intparse import to_int
 
 # Native frames kept from the crashing thread; the cause is near the top.
 MAX_FRAMES = 30

@@ -9,9 +9,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from aoti_debug.errors import BadInput, DataError
-from aoti_debug.paths import guides_dir
-from aoti_debug.yamlio import YAMLError, load_yaml
+from aoti_debug.common.errors import BadInput, DataError
+from aoti_debug.common.paths import guides_dir
+from aoti_debug.common.yamlio import YAMLError, load_yaml
 
 # The public contract: these ids never change meaning.
 PATTERN_IDS: tuple[str, ...] = (

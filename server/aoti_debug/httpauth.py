@@ -19,8 +19,8 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from aoti_debug.errors import BadInput
-from aoti_debug.roots import state_dir
+from aoti_debug.common.errors import BadInput
+from aoti_debug.common.roots import state_dir
 
 TOKEN_FILE = "http_token"
 MIN_TOKEN_CHARS = 16

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from aoti_debug.intparse import to_int
+from aoti_debug.common.intparse import to_int
 from aoti_debug.kernel_sources import Source, Sources
 
 TRITON_EMBED_RX = re.compile(r"async_compile\.triton\(\s*'(\w+)'\s*,\s*'''")

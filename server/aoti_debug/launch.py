@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
-from aoti_debug.errors import BadInput
+from aoti_debug.common.errors import BadInput
 
 # ssh -T: no terminal (a pty would echo the client's messages back and turn \n into \r\n);
 # BatchMode: fail at once instead of prompting for a password no one can type into an agent's pipe;

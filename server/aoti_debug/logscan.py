@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
 
-from aoti_debug import logclean
+from aoti_debug.common import logread as logclean
 from aoti_debug.guides import Pattern, Rule
 
 # Of a "line" longer than this (binary junk, a progress bar without newlines) only the tail is kept: the

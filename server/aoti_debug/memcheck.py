@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from aoti_debug.intparse import to_int
+from aoti_debug.common.intparse import to_int
 
 # Errors kept in full; the report's summary line still gives the total.
 MAX_ERRORS = 10

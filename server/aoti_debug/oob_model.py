@@ -8,9 +8,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from aoti_debug.errors import DataError
+from aoti_debug.common.errors import DataError
+from aoti_debug.common.yamlio import YAMLError, load_yaml
 from aoti_debug.printer_log import IndexAssert
-from aoti_debug.yamlio import YAMLError, load_yaml
 
 DATA = Path(__file__).resolve().parent / "data" / "index_oob.yaml"
 RootCause = Literal["empty_dimension", "index_value_out_of_range", "unknown"]

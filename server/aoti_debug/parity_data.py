@@ -9,8 +9,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from aoti_debug.errors import DataError
-from aoti_debug.yamlio import YAMLError, load_yaml
+from aoti_debug.common.errors import DataError
+from aoti_debug.common.yamlio import YAMLError, load_yaml
 
 DATA = Path(__file__).resolve().parent / "data"
 

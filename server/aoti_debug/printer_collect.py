@@ -7,8 +7,8 @@ from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
 
-from aoti_debug.intparse import to_int
-from aoti_debug.logclean import file_chunks
+from aoti_debug.common.intparse import to_int
+from aoti_debug.common.logread import file_chunks
 from aoti_debug.printer_log import (
     KEEP_FIRST,
     KEEP_LAST,

@@ -7,7 +7,7 @@ import re
 
 from pydantic import BaseModel, Field
 
-from aoti_debug.intparse import ints, to_int
+from aoti_debug.common.intparse import ints, to_int
 
 # Launches kept in full: the first ones, the last ones (the crash is at the end) and pinned ones.
 KEEP_FIRST, KEEP_LAST = 8, 24

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from aoti_debug.errors import BadInput
+from aoti_debug.common.errors import BadInput
 
 if TYPE_CHECKING:
     from aoti_debug import proc
@@ -122,7 +122,7 @@ def check_python(python: str | None, roots: list[Path] | None = None) -> str:
     roots (the MCP server's): it must also lie in the roots or a folder the server's user trusts (programs.py);
     None (the CLI, whose user names their own interpreter): any Python interpreter.
     """
-    from aoti_debug import programs
+    from aoti_debug.common import programs
 
     if not python:
         return sys.executable

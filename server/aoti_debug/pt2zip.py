@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from aoti_debug.errors import BadInput
+from aoti_debug.common.errors import BadInput
 
 # A real package has tens of entries per model; far more means a crafted archive.
 MAX_ENTRIES = 20_000
@@ -199,7 +199,7 @@ class MemberError(Exception):
 def open_pt2(path: str | Path, within: list[Path] | None = None, max_total: int = MAX_TOTAL_READ) -> Pt2Archive:
     """Open path as a zip; BadInput if it is missing, not a regular file (a FIFO never blocks), not a zip,
     truncated or absurdly large. within: the folders the opened file must lie in (checked on the descriptor)."""
-    from aoti_debug.roots import open_regular
+    from aoti_debug.common.roots import open_regular
 
     p = Path(path).expanduser()
     if not p.exists():

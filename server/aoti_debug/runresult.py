@@ -9,10 +9,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from aoti_debug.artifacts import Artifacts, CompileCheck
 from aoti_debug.calls import CallsReport
 from aoti_debug.classify import Classification
+from aoti_debug.common.limits import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S
 from aoti_debug.compare import BaselineComparison
 from aoti_debug.flags import FlagUse
 from aoti_debug.forensics import Backtrace, Faulthandler
-from aoti_debug.limits import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S
 from aoti_debug.memcheck import Memcheck
 from aoti_debug.triage_model import TriageReport
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aoti_debug.errors import BadInput
+from aoti_debug.common.errors import BadInput
+from aoti_debug.common.roots import open_regular, runs_dir
 from aoti_debug.proc import Note
-from aoti_debug.roots import open_regular, runs_dir
 
 log = logging.getLogger("aoti_debug.runs")
 

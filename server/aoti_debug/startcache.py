@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from aoti_debug.paths import guides_dir
+from aoti_debug.common.paths import guides_dir
 
 CACHE = Path(__file__).resolve().parent / "data" / "start_cache.json"
 

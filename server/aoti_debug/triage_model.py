@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from aoti_debug.limits import DEFAULT_BUDGET_S, DEFAULT_RUN_TIMEOUT_S, MAX_BUDGET_S
+from aoti_debug.common.limits import DEFAULT_BUDGET_S, DEFAULT_RUN_TIMEOUT_S, MAX_BUDGET_S
 
 StepStatus = Literal["done", "skipped", "failed"]
 Level = Literal["culprit", "pattern"]

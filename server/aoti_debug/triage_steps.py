@@ -14,8 +14,10 @@ from typing import Any
 from aoti_debug import culprits, proc, rerun, runs
 from aoti_debug.calls import CallsReport
 from aoti_debug.classify import Classification, classify_file
+from aoti_debug.common.errors import AotiDebugError
+from aoti_debug.common.logread import file_chunks
+from aoti_debug.common.roots import confine
 from aoti_debug.contract import InputContract
-from aoti_debug.errors import AotiDebugError
 from aoti_debug.explain import step_label
 from aoti_debug.explain_oob import explain_index_oob
 from aoti_debug.forensics import (
@@ -28,12 +30,10 @@ from aoti_debug.forensics import (
     parse_gdb,
 )
 from aoti_debug.guides import load_guides
-from aoti_debug.logclean import file_chunks
 from aoti_debug.memcheck import find_sanitizer, parse_memcheck
 from aoti_debug.oob_model import OobExplanation
 from aoti_debug.probe import ProbeOutcome
 from aoti_debug.rerun import RerunRequest, RunResult
-from aoti_debug.roots import confine
 from aoti_debug.triage_causes import from_backtrace, from_classification, from_memcheck, from_oob
 from aoti_debug.triage_model import RootCause, Step, TriageReport, TriageRequest
 from aoti_debug.triage_rules import in_every_run, more_specific, names_cause, needs_compile, preset_flags, rules

@@ -8,7 +8,7 @@ import os
 import sys
 import traceback
 
-from aoti_debug.errors import AotiDebugError
+from aoti_debug.common.errors import AotiDebugError
 
 # Subcommand -> module in this package with register(subparsers) and run(args) -> exit code.
 COMMANDS = {

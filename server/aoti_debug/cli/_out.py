@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from pydantic import BaseModel
 
-from aoti_debug.errors import BadInput
+from aoti_debug.common.errors import BadInput
 
 
 def emit(model: BaseModel, as_json: bool, human: Callable[[BaseModel], str]) -> None:

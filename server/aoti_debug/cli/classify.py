@@ -7,8 +7,8 @@ import sys
 
 from aoti_debug.classify import Classification, classify_chunks, classify_file
 from aoti_debug.cli._out import emit
-from aoti_debug.errors import BadInput
-from aoti_debug.paths import examples_dir
+from aoti_debug.common.errors import BadInput
+from aoti_debug.common.paths import examples_dir
 
 
 def register(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentParser:

@@ -6,9 +6,9 @@ import argparse
 import sys
 
 from aoti_debug.cli._out import emit
-from aoti_debug.errors import BadInput
+from aoti_debug.common.errors import BadInput
+from aoti_debug.common.logread import file_chunks
 from aoti_debug.explain_oob import explain_index_oob
-from aoti_debug.logclean import file_chunks
 from aoti_debug.oob_model import OobExplanation
 
 

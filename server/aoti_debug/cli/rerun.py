@@ -6,9 +6,9 @@ import argparse
 import sys
 
 from aoti_debug.cli._out import emit, pairs
-from aoti_debug.errors import BadInput
+from aoti_debug.common.errors import BadInput
+from aoti_debug.common.roots import configured_roots
 from aoti_debug.rerun import DEFAULT_TIMEOUT_S, RerunRequest, RunResult, rerun
-from aoti_debug.roots import configured_roots
 
 TAIL_LINES = 15
 

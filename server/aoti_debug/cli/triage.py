@@ -10,8 +10,8 @@ from pathlib import Path
 
 from aoti_debug import examples
 from aoti_debug.cli._out import emit, pairs
-from aoti_debug.errors import BadInput
-from aoti_debug.roots import configured_roots
+from aoti_debug.common.errors import BadInput
+from aoti_debug.common.roots import configured_roots
 from aoti_debug.triage import triage
 from aoti_debug.triage_model import DEFAULT_BUDGET_S, DEFAULT_RUN_TIMEOUT_S, TriageReport, TriageRequest
 

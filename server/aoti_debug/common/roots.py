@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
-from aoti_debug.errors import BadInput
+from aoti_debug.common.errors import BadInput
 
 ENV_ROOTS = "AOTI_DEBUG_ROOTS"
 ENV_HOME = "AOTI_DEBUG_HOME"

@@ -8,12 +8,11 @@ from functools import cache
 from pathlib import Path
 from typing import BinaryIO
 
+from aoti_debug.common.errors import DataError
+from aoti_debug.common.yamlio import load_yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from aoti_debug.errors import DataError
-from aoti_debug.yamlio import load_yaml
-
-DATA = Path(__file__).parent / "data" / "clean.yaml"
+DATA = Path(__file__).parent.parent / "data" / "clean.yaml"
 ANSI = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 
 
@@ -47,7 +46,7 @@ def file_chunks(path: str | Path, chunk: int = 1 << 20, within: list[Path] | Non
 
     Opened at once (not on the first next()): a FIFO or other non-regular file is refused without blocking, and
     within (the server's roots) is checked on the opened descriptor."""
-    from aoti_debug.roots import open_regular
+    from aoti_debug.common.roots import open_regular
 
     return _Chunks(open_regular(Path(path), within, what="log"), chunk)
 

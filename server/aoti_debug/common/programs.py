@@ -15,7 +15,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from aoti_debug.errors import BadInput
+from aoti_debug.common.errors import BadInput
 
 PYTHON_NAME = re.compile(r"python(\d+(\.\d+)*)?[tdm]?")
 CXX_NAME = re.compile(r"(?:[\w.+-]*-)?(?:c\+\+|g\+\+|clang\+\+|icpx|icpc|nvc\+\+)(?:-[\d.]+)?")

@@ -6,7 +6,7 @@ import os
 from functools import cache
 from pathlib import Path
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent  # server/aoti_debug/
 
 
 @cache
