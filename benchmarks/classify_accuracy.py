@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
 
-from aoti_debug.classify import classify_text  # noqa: E402
+from aoti_debug.classify.engine import classify_text  # noqa: E402
 
 CORPUS = ROOT / "tests" / "corpus" / "cases.jsonl"
 

@@ -48,7 +48,7 @@ def to_ere(regex: str) -> str | None:
 
 def patterns() -> list[str]:
     sys.path.insert(0, str(ROOT / "server"))
-    from aoti_debug.guides import rules
+    from aoti_debug.classify.guides import rules
 
     return [e for r in rules() for p in r.patterns if (e := to_ere(p.regex))]
 

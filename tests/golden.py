@@ -16,9 +16,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aoti_debug.classify import Classification, classify_text
+from aoti_debug.classify.engine import Classification, classify_text
+from aoti_debug.classify.guides import load_guides
 from aoti_debug.common import logread as logclean
-from aoti_debug.guides import load_guides
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "logs"
 MATCH = "#=MATCH=# "

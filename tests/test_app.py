@@ -11,8 +11,8 @@ import sys
 import pytest
 from aoti_debug import startcache
 from aoti_debug.app import build_server
+from aoti_debug.classify.guides import PATTERN_IDS, load_guides
 from aoti_debug.common.paths import guides_dir, project_root, skill_file
-from aoti_debug.guides import PATTERN_IDS, load_guides
 from mcp import Client, StdioServerParameters
 
 CPU_OOB = "Error: index out of bounds: 0 <= tmp7 < 2L"

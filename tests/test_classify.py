@@ -6,7 +6,7 @@ import os
 import tracemalloc
 
 import pytest
-from aoti_debug.classify import classify_file, classify_text
+from aoti_debug.classify.engine import classify_file, classify_text
 from aoti_debug.common.errors import BadInput
 
 CPU_OOB = "Error: index out of bounds: 0 <= tmp7 < 2L"

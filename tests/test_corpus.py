@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from aoti_debug.guides import PATTERN_IDS
+from aoti_debug.classify.guides import PATTERN_IDS
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tests" / "corpus" / "cases.jsonl"

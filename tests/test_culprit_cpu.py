@@ -77,8 +77,8 @@ def test_the_gpu_allocators_rounded_size_is_solved_for_the_same_buffer_and_row_c
     """issue 13's H100 run printed "Tried to allocate 187.50 GiB" for this model; the CPU package has the same
     buffer expression, so the rounded GiB text must solve to the same symbol value as the exact byte count."""
     from aoti_debug import culprit_oom
-    from aoti_debug.inspect_pt2 import inspect_package
-    from aoti_debug.pt2zip import open_pt2
+    from aoti_debug.package.inspect import inspect_package
+    from aoti_debug.package.pt2zip import open_pt2
 
     pkg = build_example("oom_dynamic")
     model = inspect_package(pkg).model()

@@ -8,7 +8,7 @@ from pathlib import Path
 import golden
 import pytest
 import yaml
-from aoti_debug.guides import PATTERN_IDS
+from aoti_debug.classify.guides import PATTERN_IDS
 
 EXPECTATIONS = Path(__file__).resolve().parent / "fixtures" / "expectations.yaml"
 ENTRIES = yaml.safe_load(EXPECTATIONS.read_text(encoding="utf-8"))

@@ -6,7 +6,7 @@ import os
 
 import make_fixture_logs as mfl
 import pytest
-from aoti_debug.guides import PATTERN_IDS
+from aoti_debug.classify.guides import PATTERN_IDS
 from golden import all_fixtures, capture_spans, captured_by_line, classify, load, rebless
 
 HEADER_LINES_SEARCHED = 12

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import strict_known
 from aoti_debug import examples
-from aoti_debug.classify import classify_file
+from aoti_debug.classify.engine import classify_file
 from aoti_debug.triage_model import RootCause, TriageReport
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pkgs
 import pytest
-from aoti_debug import pt2zip
 from aoti_debug.common.errors import BadInput
-from aoti_debug.inspect_pt2 import inspect_package
-from aoti_debug.parity_data import version_tuple
+from aoti_debug.package import pt2zip
+from aoti_debug.package.inspect import inspect_package
+from aoti_debug.package.torch_facts import version_tuple
 from pt2_fakes import make_pt2, metadata, model_files, wrapper_26, wrapper_213
 
 

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import make_fixture_logs as mfl
 import pytest
-from aoti_debug.classify import classify_text
+from aoti_debug.classify.engine import classify_text
 
 pytestmark = [pytest.mark.spawns, pytest.mark.compiles]
 # Two runs at a time: most of a load-only run is importing torch and loading the package.

@@ -13,7 +13,7 @@ import pkgs
 import pytest
 from aoti_debug import probe, proc
 from aoti_debug.common.errors import BadInput
-from aoti_debug.inspect_pt2 import inspect_package
+from aoti_debug.package.inspect import inspect_package
 from aoti_debug.parity import build_report, check_parity
 from aoti_debug.probe import ActualInput, ProbeOutcome, RuntimeFacts, parse_inputs_json
 from pt2_fakes import make_pt2, metadata, model_files, wrapper_213

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from aoti_debug import probe
-from aoti_debug.inspect_pt2 import inspect_package
+from aoti_debug.package.inspect import inspect_package
 from aoti_debug.parity import build_report, check_parity
 from aoti_debug.probe import ActualInput, ProbeOutcome
 

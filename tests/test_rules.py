@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from aoti_debug.classify import classify_text
-from aoti_debug.guides import PATTERN_IDS, load_guides, rules
+from aoti_debug.classify.engine import classify_text
+from aoti_debug.classify.guides import PATTERN_IDS, load_guides, rules
 
 RULES = rules()
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from aoti_debug.classify.guides import load_guides
+from aoti_debug.classify.skilldoc import blocks, current, current_table, routing_table
 from aoti_debug.cli import COMMANDS
 from aoti_debug.common.paths import guides_dir, skill_file
-from aoti_debug.guides import load_guides
-from aoti_debug.skilldoc import blocks, current, current_table, routing_table
 
 ROOT = Path(__file__).resolve().parent.parent
 SKILL = skill_file().read_text(encoding="utf-8")

@@ -38,7 +38,7 @@ from aoti_debug.probe import ActualInput
 from aoti_debug.startcache import cached_tool as _tool
 
 if TYPE_CHECKING:  # the return models: resolved by startcache from each tool's output= on its first call
-    from aoti_debug.classify import Classification
+    from aoti_debug.classify.engine import Classification
     from aoti_debug.dump_model import DumpResult
     from aoti_debug.oob_model import OobExplanation
     from aoti_debug.parity import ParityReport
@@ -87,7 +87,7 @@ def _log_chunks(roots: list[Path], log_text: str | None, log_path: str | None) -
 
 
 def _register_classify(mcp: MCPServer, roots: list[Path], cached: dict | None) -> None:
-    @_tool(mcp, cached, "aoti_debug.classify:Classification", annotations=READ_ONLY, title="Classify an AOTI error log")
+    @_tool(mcp, cached, "aoti_debug.classify.engine:Classification", annotations=READ_ONLY, title="Classify an AOTI error log")
     def classify_error(
         log_text: Annotated[str | None, Field(description="The failing run's output (stdout and stderr)")] = None,
         log_path: Annotated[str | None, Field(description="Or a log file inside the allowed roots")] = None,
@@ -96,7 +96,7 @@ def _register_classify(mcp: MCPServer, roots: list[Path], cached: dict | None) -
         ] = None,
     ) -> Classification:
         """Route an AOTI failure log to its pattern and phase (export/compile/load/run), evidence and next steps."""
-        from aoti_debug.classify import classify_chunks
+        from aoti_debug.classify.engine import classify_chunks
 
         with tool_errors():
             return classify_chunks(_log_chunks(roots, log_text, log_path), exit_status)

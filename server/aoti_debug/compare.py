@@ -6,7 +6,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
-from aoti_debug.classify import Classification
+from aoti_debug.classify.engine import Classification
 
 # Evidence lines listed as new or gone, at most.
 MAX_LINES = 5

@@ -8,7 +8,7 @@ import operator
 import re
 from dataclasses import dataclass
 
-from aoti_debug.contract import InputContract
+from aoti_debug.package.contract import InputContract
 
 # aoti_torch_empty_strided(rank, sizes, strides, dtype, device type, device index, &bufN_handle)
 ALLOC_RX = re.compile(r"aoti_torch_empty_strided\(\s*(\d+),\s*(\w+),\s*\w+,\s*(?:cached_torch_dtype_|"

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from aoti_debug import culprit_oom
-from aoti_debug.classify import Classification
-from aoti_debug.contract import InputContract
+from aoti_debug.classify.engine import Classification
 from aoti_debug.fixes import select
+from aoti_debug.package.contract import InputContract
 from aoti_debug.triage_model import RootCause
 from aoti_debug.triage_rules import rules
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aoti_debug.guides import load_guides
+from aoti_debug.classify.guides import load_guides
 from aoti_debug.triage_causes import guide_fix
 from aoti_debug.triage_model import Step, TriageReport
 

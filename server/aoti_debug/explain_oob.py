@@ -6,13 +6,14 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from aoti_debug import kernel_code, wrapper_cpp
+from aoti_debug import kernel_code
 from aoti_debug.common.intparse import to_int
-from aoti_debug.contract import InputContract
 from aoti_debug.kernel_code import Kernel
-from aoti_debug.kernel_sources import Source, Sources, locate
 from aoti_debug.oob_model import Bound, CallArg, DimGuard, OobExplanation, SourceLine, cause_table, fill
 from aoti_debug.oob_text import markdown
+from aoti_debug.package import wrapper_cpp
+from aoti_debug.package.contract import InputContract
+from aoti_debug.package.kernel_sources import Source, Sources, locate
 from aoti_debug.printer_collect import parse_chunks
 from aoti_debug.printer_log import IndexAssert, PrinterLog
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import string
 
-from aoti_debug.guides import load_guides
+from aoti_debug.classify.guides import load_guides
 
 
 class _Facts(dict):

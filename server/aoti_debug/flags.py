@@ -9,11 +9,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from aoti_debug.classify.guides import parse_guide
 from aoti_debug.common import programs
 from aoti_debug.common.errors import BadInput, DataError
 from aoti_debug.common.paths import guides_dir
 from aoti_debug.common.roots import check_path
-from aoti_debug.guides import parse_guide
 
 GUIDE = "debug-flags"
 Phase = Literal["compile", "runtime"]

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from aoti_debug.common.intparse import to_int
-from aoti_debug.kernel_sources import Source, Sources
+from aoti_debug.package.kernel_sources import Source, Sources
 
 TRITON_EMBED_RX = re.compile(r"async_compile\.triton\(\s*'(\w+)'\s*,\s*'''")
 TRITON_DEF_RX = re.compile(r"^\s*def (\w+)\(([^)]*)\)\s*:", re.M)

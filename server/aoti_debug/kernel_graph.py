@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from aoti_debug.kernel_code import Kernel, arg_name, split_args
-from aoti_debug.kernel_sources import Source
+from aoti_debug.package.kernel_sources import Source
 
 # Launch statements: call_<triton kernel>(, <cpp kernel>(, aoti_torch_<device>_<op>( (extern/fallback ops).
 LAUNCH_RX = re.compile(r"^[ \t]*(?:AOTI_TORCH_ERROR_CODE_CHECK\()?(?:call_)?"

@@ -9,8 +9,8 @@ from pydantic import BaseModel, Field
 from aoti_debug import probe
 from aoti_debug.common.errors import BadInput
 from aoti_debug.common.roots import confine, open_regular
-from aoti_debug.contract import Checks, ModelFacts, PackageFacts
-from aoti_debug.inspect_pt2 import inspect_package
+from aoti_debug.package.contract import Checks, ModelFacts, PackageFacts
+from aoti_debug.package.inspect import inspect_package
 from aoti_debug.parity_env import package_mismatches, runtime_mismatches
 from aoti_debug.parity_inputs import InputComparison, compare_inputs
 from aoti_debug.parity_rules import Mismatch, make, ordered

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import re
 
-from aoti_debug import elfscan
-from aoti_debug.contract import ModelFacts
-from aoti_debug.parity_data import enums, version_tuple
+from aoti_debug.package import elfscan
+from aoti_debug.package.contract import ModelFacts
+from aoti_debug.package.torch_facts import enums, version_tuple
 from aoti_debug.parity_rules import Mismatch, make
 from aoti_debug.probe import RuntimeFacts
 

@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from aoti_debug.contract import InputContract, InputSpec
-from aoti_debug.parity_data import enums
+from aoti_debug.package.contract import InputContract, InputSpec
+from aoti_debug.package.torch_facts import enums
 from aoti_debug.parity_rules import Mismatch, make
 from aoti_debug.probe import ActualInput
 

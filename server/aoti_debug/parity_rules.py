@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from aoti_debug.parity_data import Outcome, Severity, consequences
+from aoti_debug.package.torch_facts import Outcome, Severity, consequences
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from aoti_debug import calls, command, flags, proc, runs
 from aoti_debug.artifacts import check_compile, collect_artifacts
-from aoti_debug.classify import Classification, classify_file, classify_text
+from aoti_debug.classify.engine import Classification, classify_file, classify_text
 from aoti_debug.common.errors import BadInput
 from aoti_debug.compare import compare
 from aoti_debug.flags import FlagUse

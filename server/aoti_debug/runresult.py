@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from aoti_debug.artifacts import Artifacts, CompileCheck
 from aoti_debug.calls import CallsReport
-from aoti_debug.classify import Classification
+from aoti_debug.classify.engine import Classification
 from aoti_debug.common.limits import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S
 from aoti_debug.compare import BaselineComparison
 from aoti_debug.flags import FlagUse

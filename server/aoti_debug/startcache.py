@@ -84,7 +84,7 @@ def guides_digest(folder: Path) -> str:
 
 def guide_resources() -> list[dict[str, Any]]:
     """One entry per guide, parsed from its front matter: what the server lists as aoti-guide:// resources."""
-    from aoti_debug.guides import load_guides
+    from aoti_debug.classify.guides import load_guides
 
     return [{"uri": g.uri, "name": g.id, "title": g.title, "description": g.summary, "file": g.path.name,
              "priority": 0.8 if g.kind == "pattern" else 0.6} for g in load_guides().values()]

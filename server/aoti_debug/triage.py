@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aoti_debug import command, flags, probe, proc, runs
-from aoti_debug.classify import Classification, classify_file, classify_text, observed
+from aoti_debug.classify.engine import Classification, classify_file, classify_text, observed
+from aoti_debug.classify.guides import load_guides
 from aoti_debug.common.errors import AotiDebugError, BadInput
 from aoti_debug.common.roots import check_path, confine
 from aoti_debug.explain import markdown, next_thing, step_label
 from aoti_debug.forensics import parse_faulthandler
-from aoti_debug.guides import load_guides
 from aoti_debug.rerun import RerunRequest
 from aoti_debug.runresult import URI, RunProgress, RunResult
 from aoti_debug.triage_dump import PRINTER_KEYS, dump

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from aoti_debug.classify import Classification
+from aoti_debug.classify.engine import Classification
+from aoti_debug.classify.guides import load_guides
 from aoti_debug.common.errors import DataError
 from aoti_debug.common.yamlio import YAMLError, load_yaml
 from aoti_debug.flags import flag_table
-from aoti_debug.guides import load_guides
 
 DATA = Path(__file__).resolve().parent / "data" / "triage.yaml"
 # Flags every run gets (flags.resolve): a preset made only of these is already in the baseline.

@@ -13,11 +13,11 @@ from typing import Any
 
 from aoti_debug import culprits, proc, rerun, runs
 from aoti_debug.calls import CallsReport
-from aoti_debug.classify import Classification, classify_file
+from aoti_debug.classify.engine import Classification, classify_file
+from aoti_debug.classify.guides import load_guides
 from aoti_debug.common.errors import AotiDebugError
 from aoti_debug.common.logread import file_chunks
 from aoti_debug.common.roots import confine
-from aoti_debug.contract import InputContract
 from aoti_debug.explain import step_label
 from aoti_debug.explain_oob import explain_index_oob
 from aoti_debug.forensics import (
@@ -29,9 +29,9 @@ from aoti_debug.forensics import (
     parse_faulthandler,
     parse_gdb,
 )
-from aoti_debug.guides import load_guides
 from aoti_debug.memcheck import find_sanitizer, parse_memcheck
 from aoti_debug.oob_model import OobExplanation
+from aoti_debug.package.contract import InputContract
 from aoti_debug.probe import ProbeOutcome
 from aoti_debug.rerun import RerunRequest, RunResult
 from aoti_debug.triage_causes import from_backtrace, from_classification, from_memcheck, from_oob

@@ -7,7 +7,7 @@ Needs torch with CUDA, pydantic and pyyaml (aoti_debug's comparison modules impo
 1. Builds OUT/parity_cuda.pt2 (unless --package): x float32[B, 8], ids int64[B], B = Dim(min=2, max=64);
    Linear + Embedding on cuda, built with --cxx (default /usr/bin/g++, reference §11.9), a fresh inductor cache.
    VERIFY_DEVICE=cpu makes it a dry run on a CPU-only machine (parity_cpu.pt2, wrong-device inputs on meta).
-2. Reads it with aoti_debug.inspect_pt2 and probes this Python with aoti_debug's runtime probe.
+2. Reads it with aoti_debug.package.inspect and probes this Python with aoti_debug's runtime probe.
 3. For each case (wrong device, dtype, batch above max / below min, width, stride, count, shared batch):
    predicts with aoti_debug.parity.build_report, then runs the package in a fresh subprocess twice, with
    AOTI_RUNTIME_CHECK_INPUTS=1 and without it (outputs compared with eager), and checks that the
@@ -148,7 +148,7 @@ def run_case(pkg: Path, case: str, checks: bool, work: Path, env: dict[str, str]
 
 
 def predict(pkg: Path, runtime: dict) -> dict:
-    from aoti_debug.inspect_pt2 import inspect_package
+    from aoti_debug.package.inspect import inspect_package
     from aoti_debug.parity import build_report
     from aoti_debug.probe import ActualInput, ProbeOutcome
 

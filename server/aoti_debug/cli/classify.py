@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from aoti_debug.classify import Classification, classify_chunks, classify_file
+from aoti_debug.classify.engine import Classification, classify_chunks, classify_file
 from aoti_debug.cli._out import emit
 from aoti_debug.common.errors import BadInput
 from aoti_debug.common.paths import examples_dir

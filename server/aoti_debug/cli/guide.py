@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from aoti_debug.guides import get_guide, load_guides
-from aoti_debug.skilldoc import routing_table, write_tables
+from aoti_debug.classify.guides import get_guide, load_guides
+from aoti_debug.classify.skilldoc import routing_table, write_tables
 
 
 def register(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentParser:

@@ -8,9 +8,10 @@ from functools import cache
 from pathlib import Path
 from typing import BinaryIO
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from aoti_debug.common.errors import DataError
 from aoti_debug.common.yamlio import load_yaml
-from pydantic import BaseModel, ConfigDict, Field
 
 DATA = Path(__file__).parent.parent / "data" / "clean.yaml"
 ANSI = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")

@@ -8,12 +8,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from aoti_debug import phase as phases
+from aoti_debug.classify import phase as phases
+from aoti_debug.classify.guides import NextStep, load_guides, rules
+from aoti_debug.classify.logscan import EVIDENCE_PER_PATTERN, Hits, Matcher
 from aoti_debug.common import logread as logclean
 from aoti_debug.common.errors import BadInput
 from aoti_debug.common.intparse import to_int
-from aoti_debug.guides import NextStep, load_guides, rules
-from aoti_debug.logscan import EVIDENCE_PER_PATTERN, Hits, Matcher
 
 CHUNK = 1 << 20
 DECISIVE, STRONG = 0.5, 0.9

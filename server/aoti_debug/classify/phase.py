@@ -8,11 +8,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from aoti_debug.classify.guides import Pattern
 from aoti_debug.common.errors import DataError
 from aoti_debug.common.yamlio import YAMLError, load_yaml
-from aoti_debug.guides import Pattern
 
-DATA = Path(__file__).parent / "data" / "phases.yaml"
+DATA = Path(__file__).parent.parent / "data" / "phases.yaml"
 LogPhase = Literal["export", "compile", "load", "run"]
 # A rule's phases (guides' front matter) in the four words the classification reports.
 RULE_PHASE: dict[str, LogPhase] = {"export": "export", "lowering": "compile", "compile": "compile",

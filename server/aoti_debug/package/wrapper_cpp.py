@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 import shlex
 
-from aoti_debug import parity_data
-from aoti_debug.contract import ConstantSpec, DimSpec, InputContract, InputSpec, Toolchain, TorchHint
+from aoti_debug.package import torch_facts as parity_data
+from aoti_debug.package.contract import ConstantSpec, DimSpec, InputContract, InputSpec, Toolchain, TorchHint
 
 CMD_CHARS = 4000
 INT = r"(-?\d+)L?"

@@ -6,10 +6,10 @@ import json
 import os
 from pathlib import Path
 
-from aoti_debug import elfscan, wrapper_cpp
 from aoti_debug.common.errors import BadInput
-from aoti_debug.contract import LibraryFacts, ModelFacts, PackageFacts
-from aoti_debug.pt2zip import MemberError, ModelFiles, Pt2Archive, open_pt2
+from aoti_debug.package import elfscan, wrapper_cpp
+from aoti_debug.package.contract import LibraryFacts, ModelFacts, PackageFacts
+from aoti_debug.package.pt2zip import MemberError, ModelFiles, Pt2Archive, open_pt2
 
 KNOWN_KEYS = ("AOTI_DEVICE_KEY", "AOTI_PLATFORM", "AOTI_MACHINE", "AOTI_CPU_ISA", "AOTI_COMPUTE_CAPABILITY")
 KERNEL_BINARIES = (".cubin", ".hsaco", ".fatbin", ".spv", ".zebin")

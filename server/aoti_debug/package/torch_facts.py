@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from aoti_debug.common.errors import DataError
 from aoti_debug.common.yamlio import YAMLError, load_yaml
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parent.parent / "data"
 
 Severity = Literal["error", "warning", "info"]
 OutcomeName = Literal["silent_wrong_result", "cpp_exception", "device_assert", "illegal_memory_access",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from aoti_debug.common.errors import BadInput
 from aoti_debug.common.roots import open_regular
-from aoti_debug.pt2zip import MemberError, open_pt2
+from aoti_debug.package.pt2zip import MemberError, open_pt2
 
 # A shared inductor cache can hold many thousands of files: walk at most this many.
 MAX_WALK = 50_000

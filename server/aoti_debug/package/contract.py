@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from aoti_debug.elfscan import ElfFacts
+from aoti_debug.package.elfscan import ElfFacts
 
 Checks = Literal["runtime_env", "always", "absent", "unknown"]
 

@@ -9,8 +9,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
 
+from aoti_debug.classify.guides import Pattern, Rule
 from aoti_debug.common import logread as logclean
-from aoti_debug.guides import Pattern, Rule
 
 # Of a "line" longer than this (binary junk, a progress bar without newlines) only the tail is kept: the
 # message usually ends the line, and memory stays bounded.
