@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from aoti_debug import proc, rerun
+from aoti_debug.runs import proc, rerun
 
 TARGET_PCT, TARGET_MS = 3.0, 50.0
 

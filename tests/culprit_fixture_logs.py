@@ -4,7 +4,7 @@
 
 examples/embedding_unchecked.py's package (built without the indirect-index asserts, cached by tests/pkgs.py) is
 called with an id far past its table. `base`: the command as a user runs it; `backtrace`: the same command in the
-batch gdb session the rerun tool's backtrace preset runs (aoti_debug.forensics.debugger_argv / exec_env, with the
+batch gdb session the rerun tool's backtrace preset runs (aoti_debug.runs.forensics.debugger_argv / exec_env, with the
 preset's environment). These logs are not goldens (no markers: the triage tests read them as a user's log and a
 given backtrace log), so they are kept apart from tests/make_fixture_logs.py's. Trimmed by whole lines only.
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pkgs  # noqa: E402
-from aoti_debug.forensics import debugger_argv, exec_env, find_debugger  # noqa: E402
+from aoti_debug.runs.forensics import debugger_argv, exec_env, find_debugger  # noqa: E402
 from logtrim import TRIM_NOTE, trim  # noqa: E402
 from make_fixture_logs import RUN_TIMEOUT_S, _base_env, _compiler, torch_version  # noqa: E402
 

@@ -137,7 +137,7 @@ def test_a_server_start_imports_no_engine_yaml_or_torch() -> None:
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     loaded = set(ast.literal_eval(out.stdout.strip()))
     assert loaded == {"aoti_debug", "aoti_debug.app", "aoti_debug.common.errors", "aoti_debug.common.limits", "aoti_debug.common.paths",
-                      "aoti_debug.probe", "aoti_debug.common.roots", "aoti_debug.startcache",
+                      "aoti_debug.runs.probe", "aoti_debug.common.roots", "aoti_debug.startcache",
                       "aoti_debug.version"}, out.stderr
 
 
@@ -162,5 +162,5 @@ def test_a_tool_whose_annotation_and_published_model_differ_is_refused_at_regist
     def classify_error(log_text: str) -> Classification:  # noqa: F821 (a string under postponed annotations)
         return log_text
 
-    with pytest.raises(TypeError, match="annotated -> Classification but publishes aoti_debug.runresult:RunResult"):
-        startcache.cached_tool(MCPServer("t"), {}, "aoti_debug.runresult:RunResult")(classify_error)
+    with pytest.raises(TypeError, match="annotated -> Classification but publishes aoti_debug.runs.model:RunResult"):
+        startcache.cached_tool(MCPServer("t"), {}, "aoti_debug.runs.model:RunResult")(classify_error)

@@ -8,10 +8,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from aoti_debug import calls, runs
 from aoti_debug.app import build_server
 from aoti_debug.parity import check_parity
-from aoti_debug.rerun import RerunRequest, rerun
+from aoti_debug.runs import calls
+from aoti_debug.runs import store as runs
+from aoti_debug.runs.rerun import RerunRequest, rerun
 from mcp import Client
 from pkgs import ROOT, build_example
 

@@ -93,7 +93,7 @@ CULPRIT = ROOT / "tests" / "fixtures" / "culprit"
 
 def test_a_gdb_frame_inside_a_generated_kernel_is_a_run_crash_not_a_load_crash() -> None:
     """The loader's own run frames (AOTIModelPackageLoader::boxed_run) once made this read as a load crash."""
-    from aoti_debug.forensics import explain, parse_faulthandler, parse_gdb
+    from aoti_debug.runs.forensics import explain, parse_faulthandler, parse_gdb
 
     text = (CULPRIT / "embedding_unchecked.backtrace.log").read_text()
     bt = explain(parse_gdb(text, "gdb"), parse_faulthandler(text))

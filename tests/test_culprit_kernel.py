@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from aoti_debug import examples
 from aoti_debug.examples import run_example
-from aoti_debug.forensics import find_debugger
+from aoti_debug.runs.forensics import find_debugger
 from aoti_debug.triage import triage
 from aoti_debug.triage_model import TriageRequest
 

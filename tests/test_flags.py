@@ -6,9 +6,9 @@ import shutil
 
 import pytest
 from aoti_debug.common.errors import BadInput
-from aoti_debug.flags import DIR_FLAGS, WRAPPER_PRESETS, flag_table, resolve
-from aoti_debug.forensics import find_debugger
-from aoti_debug.memcheck import find_sanitizer
+from aoti_debug.runs.flags import DIR_FLAGS, WRAPPER_PRESETS, flag_table, resolve
+from aoti_debug.runs.forensics import find_debugger
+from aoti_debug.runs.memcheck import find_sanitizer
 
 TABLE = flag_table()
 ISSUE_FLAGS = {  # the allow-list issue 4 asks for

@@ -9,8 +9,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from aoti_debug import proc
-from aoti_debug.forensics import (
+from aoti_debug.runs import proc
+from aoti_debug.runs.forensics import (
     debugger_argv,
     exec_env,
     explain,
@@ -18,7 +18,7 @@ from aoti_debug.forensics import (
     parse_faulthandler,
     parse_gdb,
 )
-from aoti_debug.memcheck import parse_memcheck
+from aoti_debug.runs.memcheck import parse_memcheck
 
 FIXTURES = Path(__file__).parent / "fixtures" / "forensics"
 PY = sys.executable

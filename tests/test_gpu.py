@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import strict_known
-from aoti_debug.memcheck import parse_memcheck
+from aoti_debug.runs.memcheck import parse_memcheck
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.gpu, pytest.mark.spawns]

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pkgs
 import pytest
-from aoti_debug import probe, proc
 from aoti_debug.common.errors import BadInput
 from aoti_debug.package.inspect import inspect_package
 from aoti_debug.parity import build_report, check_parity
-from aoti_debug.probe import ActualInput, ProbeOutcome, RuntimeFacts, parse_inputs_json
+from aoti_debug.runs import probe, proc
+from aoti_debug.runs.probe import ActualInput, ProbeOutcome, RuntimeFacts, parse_inputs_json
 from pt2_fakes import make_pt2, metadata, model_files, wrapper_213
 
 GLIBCXX = [f"GLIBCXX_3.4.{n}" for n in range(1, 31)] + ["GLIBCXX_3.4"]

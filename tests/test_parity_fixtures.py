@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from aoti_debug import probe
 from aoti_debug.package.inspect import inspect_package
 from aoti_debug.parity import build_report, check_parity
-from aoti_debug.probe import ActualInput, ProbeOutcome
+from aoti_debug.runs import probe
+from aoti_debug.runs.probe import ActualInput, ProbeOutcome
 
 PACKAGES = Path(__file__).resolve().parent / "fixtures" / "packages"
 CUDA = PACKAGES / "parity_cuda.pt2"

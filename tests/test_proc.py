@@ -13,8 +13,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-from aoti_debug import proc
-from aoti_debug.proc import ProcSpec, run
+from aoti_debug.runs import proc
+from aoti_debug.runs.proc import ProcSpec, run
 
 pytestmark = pytest.mark.spawns
 PY = sys.executable
@@ -116,7 +116,7 @@ def test_grandchildren_in_and_out_of_the_group_are_all_killed(tmp_path, mode) ->
 FLOOD = textwrap.dedent("""
     import json, os, sys
     from pathlib import Path
-    from aoti_debug.proc import ProcSpec, run
+    from aoti_debug.runs.proc import ProcSpec, run
     out = {}
     for name, tty, mib in (("pipe", False, 1024), ("pty", True, 64)):
         code = f"import os\\nb = b'x' * 2**20\\nfor _ in range({mib}): os.write(1, b)"

@@ -12,9 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
-from aoti_debug import rerun, runs
 from aoti_debug.common.errors import BadInput
-from aoti_debug.rerun import RerunRequest
+from aoti_debug.runs import rerun
+from aoti_debug.runs import store as runs
+from aoti_debug.runs.rerun import RerunRequest
 from pkgs import ROOT, build_example
 
 pytestmark = pytest.mark.spawns

@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from aoti_debug import command, flags
 from aoti_debug.app import build_server
 from aoti_debug.common import programs
 from aoti_debug.common.errors import BadInput
+from aoti_debug.runs import command, flags
 from mcp import Client
 
 pytestmark = pytest.mark.anyio

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from aoti_debug import runs
 from aoti_debug.app import build_server
-from aoti_debug.proc import ProcSpec, run
+from aoti_debug.runs import store as runs
+from aoti_debug.runs.proc import ProcSpec, run
 from mcp import Client
 from test_proc import assert_all_gone
 
@@ -100,8 +100,8 @@ def test_a_double_fork_setsid_exec_with_no_environment_is_killed_at_the_timeout(
 
 SERVER_LIKE = textwrap.dedent("""
     import json, sys
-    from aoti_debug.proc import ProcSpec, run
-    from aoti_debug.proctree import adopt_orphans
+    from aoti_debug.runs.proc import ProcSpec, run
+    from aoti_debug.runs.proctree import adopt_orphans
     adopted = adopt_orphans()  # what aoti-debug serve does at start
     r = run(ProcSpec(argv=[sys.executable, sys.argv[1], "exit"], timeout_s=30))
     print(json.dumps({"adopted": adopted, "out": r.stdout_tail, "leftovers": r.leftovers_killed, "rc": r.returncode}))

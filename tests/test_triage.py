@@ -13,7 +13,7 @@ import strict_known
 from aoti_debug import examples
 from aoti_debug.cli import main
 from aoti_debug.common.errors import BadInput
-from aoti_debug.rerun import get_run
+from aoti_debug.runs.rerun import get_run
 from aoti_debug.triage import find_package, triage
 from aoti_debug.triage_model import RootCause, TriageReport, TriageRequest
 from aoti_debug.triage_rules import rules

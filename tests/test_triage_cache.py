@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from aoti_debug import rerun
-from aoti_debug.flags import cache_unsafe, flag_table, resolve
-from aoti_debug.rerun import RerunRequest, RunResult
+from aoti_debug.runs import rerun
+from aoti_debug.runs.flags import cache_unsafe, flag_table, resolve
+from aoti_debug.runs.rerun import RerunRequest, RunResult
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "index_oob.py"

@@ -34,7 +34,7 @@ from aoti_debug.common.limits import (
 )
 from aoti_debug.common.paths import guides_dir, skill_file
 from aoti_debug.common.roots import check_path, configured_roots, confine
-from aoti_debug.probe import ActualInput
+from aoti_debug.runs.probe import ActualInput
 from aoti_debug.startcache import cached_tool as _tool
 
 if TYPE_CHECKING:  # the return models: resolved by startcache from each tool's output= on its first call
@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # the return models: resolved by startcache from each tool's 
     from aoti_debug.dump_model import DumpResult
     from aoti_debug.oob_model import OobExplanation
     from aoti_debug.parity import ParityReport
-    from aoti_debug.runresult import RunResult
+    from aoti_debug.runs.model import RunResult
     from aoti_debug.triage_model import TriageReport
 
 log = logging.getLogger("aoti_debug")
@@ -103,7 +103,7 @@ def _register_classify(mcp: MCPServer, roots: list[Path], cached: dict | None) -
 
 
 def _register_rerun(mcp: MCPServer, roots: list[Path], cached: dict | None) -> None:
-    @_tool(mcp, cached, "aoti_debug.runresult:RunResult", annotations=RERUN, title="Rerun a repro with debug flags")
+    @_tool(mcp, cached, "aoti_debug.runs.model:RunResult", annotations=RERUN, title="Rerun a repro with debug flags")
     async def rerun_with_flags(
         ctx: Context,
         argv: Annotated[list[str], Field(description="The repro as an argv list (no shell): ['python', 'repro.py', "
@@ -124,8 +124,8 @@ def _register_rerun(mcp: MCPServer, roots: list[Path], cached: dict | None) -> N
         Returns the exit, signal, output tails, the classification of the output, whether compile-time flags
         acted (they need a rebuild), forensics after a crash, and optionally a comparison with a baseline run.
         """
-        from aoti_debug import proc, rerun
-        from aoti_debug.runresult import RerunRequest
+        from aoti_debug.runs import proc, rerun
+        from aoti_debug.runs.model import RerunRequest
 
         with tool_errors():
             req = RerunRequest(argv=argv, presets=presets or [], flags=flags or {}, cwd=cwd, baseline=baseline,
@@ -141,12 +141,12 @@ def _register_rerun(mcp: MCPServer, roots: list[Path], cached: dict | None) -> N
             return await proc.in_thread(lambda cancel, note: rerun.execute_held(plan, cancel=cancel, note=note),
                                         on_progress=progress)
 
-    @_tool(mcp, cached, "aoti_debug.runresult:RunResult", annotations=READ_ONLY, title="Poll a rerun or a triage")
+    @_tool(mcp, cached, "aoti_debug.runs.model:RunResult", annotations=READ_ONLY, title="Poll a rerun or a triage")
     def get_run(
         run_id: Annotated[str, Field(description="The run id rerun_with_flags or triage returned")],
     ) -> RunResult:
         """A rerun's result, or its progress and output tails while it is still going; a triage's in 'triage'."""
-        from aoti_debug import rerun
+        from aoti_debug.runs import rerun
 
         with tool_errors():
             return rerun.get_run(run_id)
@@ -155,7 +155,7 @@ def _register_rerun(mcp: MCPServer, roots: list[Path], cached: dict | None) -> N
                   annotations=Annotations(audience=["assistant"], priority=0.5))
     def run_file(run_id: str, name: str) -> str:
         """A rerun's files: log (both streams), stdout, stderr, result, baseline, forensics, memcheck; the last MiB."""
-        from aoti_debug import runs
+        from aoti_debug.runs import store as runs
 
         with tool_errors():
             return runs.read_file(run_id, name)
@@ -215,9 +215,9 @@ def _register_kernels(mcp: MCPServer, roots: list[Path], cached: dict | None) ->
         producer, an index at or above the assert's bound, negative indices, empty dimensions traced to the model
         input) and, for an index assert, explain_index_oob on the rebuilt sources. Two compiles: minutes.
         """
-        from aoti_debug import proc
         from aoti_debug.dump_kernels import dump_kernel_inputs as dump_kernel_inputs_
         from aoti_debug.dump_model import DumpRequest
+        from aoti_debug.runs import proc
 
         with tool_errors():
             req = DumpRequest(argv=argv, kernels=kernels or [], level=level, cwd=cwd, timeout_s=timeout_s)
@@ -285,8 +285,8 @@ def _register_triage(mcp: MCPServer, roots: list[Path], cached: dict | None) -> 
         Returns each step (what ran, run id, what it found, cost in seconds), the root cause with its values
         and evidence lines, why it stopped, and a short markdown crash explanation with the fix.
         """
-        from aoti_debug import proc
         from aoti_debug import triage as triage_
+        from aoti_debug.runs import proc
         from aoti_debug.triage_model import TriageRequest
 
         with tool_errors():
@@ -372,10 +372,11 @@ def build_server(roots: list[Path] | None = None, cached: bool = True) -> MCPSer
 def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 3001, roots: list[Path] | None = None,
           *, token_file: str | None = None, allow_remote: bool = False, no_auth: bool = False) -> None:
     """Run the server (stdout: protocol only); HTTP needs the bearer token and a loopback bind (httpauth.py)."""
-    from aoti_debug import httpauth, proctree
+    from aoti_debug import httpauth
+    from aoti_debug.runs import proctree
 
     logging.basicConfig(level=logging.WARNING, format="aoti-debug %(levelname)s %(message)s")
-    logging.getLogger("aoti_debug.runs").setLevel(logging.INFO)  # every command the server runs is logged
+    logging.getLogger("aoti_debug.runs.store").setLevel(logging.INFO)  # every command the server runs is logged
     proctree.adopt_orphans()  # what a run's dead leader leaves behind becomes ours to find and kill
     token = httpauth.prepare(host, token_file, allow_remote, no_auth) if transport != "stdio" else None
     mcp = build_server(roots)

@@ -12,7 +12,6 @@ import threading
 import time
 from pathlib import Path
 
-from aoti_debug import proc, rerun, runs
 from aoti_debug.dump_model import BLOCKING, FILTER, PRINTER, DumpRequest, DumpResult, PassSummary
 from aoti_debug.dump_report import report, sources_of
 from aoti_debug.dump_suspects import saved_tensors
@@ -20,7 +19,9 @@ from aoti_debug.kernel_code import kernels
 from aoti_debug.kernel_graph import producers
 from aoti_debug.printer_collect import Collector, parse_file
 from aoti_debug.printer_log import PrinterLog
-from aoti_debug.rerun import RerunRequest, RunResult
+from aoti_debug.runs import proc, rerun
+from aoti_debug.runs import store as runs
+from aoti_debug.runs.rerun import RerunRequest, RunResult
 
 
 def _pass(req: DumpRequest, roots: list[Path], level: int, extra: dict[str, str], cancel: threading.Event | None,

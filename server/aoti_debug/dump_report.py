@@ -12,7 +12,7 @@ from aoti_debug.package import wrapper_cpp
 from aoti_debug.package.kernel_sources import Sources, locate
 from aoti_debug.printer_collect import Collector
 from aoti_debug.printer_log import PrinterLog
-from aoti_debug.runresult import RunResult
+from aoti_debug.runs.model import RunResult
 
 
 def sources_of(r: RunResult | None) -> Sources | None:

@@ -14,10 +14,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from aoti_debug import proc
 from aoti_debug.common.errors import BadInput, DataError
 from aoti_debug.common.paths import examples_dir
 from aoti_debug.common.yamlio import YAMLError, load_yaml
+from aoti_debug.runs import proc
 from aoti_debug.triage import execute, plan, save
 from aoti_debug.triage_model import DEFAULT_BUDGET_S, ExampleCheck, TriageReport, TriageRequest
 from aoti_debug.triage_rules import rules

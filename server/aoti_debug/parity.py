@@ -6,7 +6,6 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from aoti_debug import probe
 from aoti_debug.common.errors import BadInput
 from aoti_debug.common.roots import confine, open_regular
 from aoti_debug.package.contract import Checks, ModelFacts, PackageFacts
@@ -14,7 +13,8 @@ from aoti_debug.package.inspect import inspect_package
 from aoti_debug.parity_env import package_mismatches, runtime_mismatches
 from aoti_debug.parity_inputs import InputComparison, compare_inputs
 from aoti_debug.parity_rules import Mismatch, make, ordered
-from aoti_debug.probe import ActualInput, ProbeOutcome, RuntimeFacts
+from aoti_debug.runs import probe
+from aoti_debug.runs.probe import ActualInput, ProbeOutcome, RuntimeFacts
 
 # A call's inputs described as JSON are a few hundred entries at most.
 MAX_INPUTS_JSON = 4 * 2**20
@@ -110,7 +110,8 @@ class _Prepared(BaseModel):
 
 def captured_inputs(run_id: str) -> tuple[list[ActualInput], str]:
     """The tensors of a rerun's captured call (the one it died in, else its first) and where they came from."""
-    from aoti_debug import calls, runs
+    from aoti_debug.runs import calls
+    from aoti_debug.runs import store as runs
 
     report = calls.read(runs.run_path(run_id) / calls.CALLS_DIR)
     chosen = report.died_in if report.died_in and report.died_in.kind == "call" else next(

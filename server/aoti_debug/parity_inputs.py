@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from aoti_debug.package.contract import InputContract, InputSpec
 from aoti_debug.package.torch_facts import enums
 from aoti_debug.parity_rules import Mismatch, make
-from aoti_debug.probe import ActualInput
+from aoti_debug.runs.probe import ActualInput
 
 
 class InputComparison(BaseModel):

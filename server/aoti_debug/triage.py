@@ -10,21 +10,22 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aoti_debug import command, flags, probe, proc, runs
 from aoti_debug.classify.engine import Classification, classify_file, classify_text, observed
 from aoti_debug.classify.guides import load_guides
 from aoti_debug.common.errors import AotiDebugError, BadInput
 from aoti_debug.common.roots import check_path, confine
 from aoti_debug.explain import markdown, next_thing, step_label
-from aoti_debug.forensics import parse_faulthandler
-from aoti_debug.rerun import RerunRequest
-from aoti_debug.runresult import URI, RunProgress, RunResult
+from aoti_debug.runs import command, flags, probe, proc
+from aoti_debug.runs import store as runs
+from aoti_debug.runs.forensics import parse_faulthandler
+from aoti_debug.runs.model import URI, RunProgress, RunResult
+from aoti_debug.runs.rerun import RerunRequest
 from aoti_debug.triage_dump import PRINTER_KEYS, dump
 from aoti_debug.triage_model import Step, TriageReport, TriageRequest
 from aoti_debug.triage_package import parity
 from aoti_debug.triage_steps import TAIL, Ctx, oob, prefetch, rerun_preset, run
 
-log = logging.getLogger("aoti_debug.runs")
+log = logging.getLogger("aoti_debug.runs.store")
 
 DISPATCH = {"check_parity": parity, "rerun_with_flags": rerun_preset, "explain_index_oob": oob,
             "dump_kernel_inputs": dump}

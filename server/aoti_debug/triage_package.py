@@ -3,11 +3,12 @@ OOM request matched to a buffer and an input dim, a constant name against the pa
 
 from __future__ import annotations
 
-from aoti_debug import culprits, runs
+from aoti_debug import culprits
 from aoti_debug.classify.engine import classify_text
 from aoti_debug.common.errors import AotiDebugError
 from aoti_debug.package.pt2zip import open_pt2
 from aoti_debug.parity import ParityReport, check_parity
+from aoti_debug.runs import store as runs
 from aoti_debug.triage_causes import from_parity
 from aoti_debug.triage_model import Step
 from aoti_debug.triage_rules import rules

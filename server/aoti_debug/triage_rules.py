@@ -12,7 +12,7 @@ from aoti_debug.classify.engine import Classification
 from aoti_debug.classify.guides import load_guides
 from aoti_debug.common.errors import DataError
 from aoti_debug.common.yamlio import YAMLError, load_yaml
-from aoti_debug.flags import flag_table
+from aoti_debug.runs.flags import flag_table
 
 DATA = Path(__file__).resolve().parent / "data" / "triage.yaml"
 # Flags every run gets (flags.resolve): a preset made only of these is already in the baseline.

@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aoti_debug import culprits, proc, rerun, runs
-from aoti_debug.calls import CallsReport
+from aoti_debug import culprits
 from aoti_debug.classify.engine import Classification, classify_file
 from aoti_debug.classify.guides import load_guides
 from aoti_debug.common.errors import AotiDebugError
@@ -20,7 +19,12 @@ from aoti_debug.common.logread import file_chunks
 from aoti_debug.common.roots import confine
 from aoti_debug.explain import step_label
 from aoti_debug.explain_oob import explain_index_oob
-from aoti_debug.forensics import (
+from aoti_debug.oob_model import OobExplanation
+from aoti_debug.package.contract import InputContract
+from aoti_debug.runs import proc, rerun
+from aoti_debug.runs import store as runs
+from aoti_debug.runs.calls import CallsReport
+from aoti_debug.runs.forensics import (
     BT_MARK,
     GENERATED_KERNEL,
     Faulthandler,
@@ -29,11 +33,9 @@ from aoti_debug.forensics import (
     parse_faulthandler,
     parse_gdb,
 )
-from aoti_debug.memcheck import find_sanitizer, parse_memcheck
-from aoti_debug.oob_model import OobExplanation
-from aoti_debug.package.contract import InputContract
-from aoti_debug.probe import ProbeOutcome
-from aoti_debug.rerun import RerunRequest, RunResult
+from aoti_debug.runs.memcheck import find_sanitizer, parse_memcheck
+from aoti_debug.runs.probe import ProbeOutcome
+from aoti_debug.runs.rerun import RerunRequest, RunResult
 from aoti_debug.triage_causes import from_backtrace, from_classification, from_memcheck, from_oob
 from aoti_debug.triage_model import RootCause, Step, TriageReport, TriageRequest
 from aoti_debug.triage_rules import in_every_run, more_specific, names_cause, needs_compile, preset_flags, rules

@@ -16,7 +16,7 @@ Jobs (each in OUT_DIR/work/<job>, its package built first, then one run under co
 Writes OUT_DIR/forensics/<kind>__<case>.memcheck.log: compute-sanitizer's report under a header naming this
 script, torch, the GPU, the repro script, the command and its exit status (the header tests/test_fixture_headers.py
 checks); the program's own output goes to OUT_DIR/work/<job>/program.log. Prints each report parsed by
-aoti_debug.memcheck. Copy the logs to tests/fixtures/forensics/ after a look; tests/test_forensics.py reads them.
+aoti_debug.runs.memcheck. Copy the logs to tests/fixtures/forensics/ after a look; tests/test_forensics.py reads them.
 
 `--build oob PKG` and `--run oob PKG` are the repro itself (the jobs call them; `--device cpu` dry-runs them).
 """
@@ -147,7 +147,7 @@ def job(name: str, out: Path, timeout: float, host_cxx: str, argv: list[str]) ->
 
 def summary(path: Path) -> str:
     sys.path.insert(0, str(ROOT / "server"))
-    from aoti_debug.memcheck import parse_memcheck
+    from aoti_debug.runs.memcheck import parse_memcheck
 
     m = parse_memcheck(path.read_text(errors="replace"))
     e = m.errors[0] if m.errors else None

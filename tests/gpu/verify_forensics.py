@@ -26,8 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "server"))
 
-from aoti_debug import rerun  # noqa: E402
-from aoti_debug.rerun import RerunRequest, RunResult  # noqa: E402
+from aoti_debug.runs import rerun  # noqa: E402
+from aoti_debug.runs.rerun import RerunRequest, RunResult  # noqa: E402
 
 PY = sys.executable
 checks: list[str] = []
@@ -155,7 +155,7 @@ def main() -> int:
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     os.environ["AOTI_DEBUG_HOME"] = str(out / "home")
-    # the debugger starts `python -m aoti_debug._exec`: the children must import aoti_debug too
+    # the debugger starts `python -m aoti_debug.runs._exec`: the children must import aoti_debug too
     os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT / "server"), *filter(None, [os.environ.get("PYTHONPATH")])])
     cxx = {"CXX": args.cxx} if Path(args.cxx).is_file() else {}
     if args.only in (None, "memcheck"):

@@ -150,7 +150,7 @@ def run_case(pkg: Path, case: str, checks: bool, work: Path, env: dict[str, str]
 def predict(pkg: Path, runtime: dict) -> dict:
     from aoti_debug.package.inspect import inspect_package
     from aoti_debug.parity import build_report
-    from aoti_debug.probe import ActualInput, ProbeOutcome
+    from aoti_debug.runs.probe import ActualInput, ProbeOutcome
 
     facts = inspect_package(pkg)
     out = {}

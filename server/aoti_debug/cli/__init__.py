@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     only = argv[0] if argv and argv[0] in COMMANDS else "" if argv[:1] == ["--version"] else None
     args = build_parser(only).parse_args(argv)
     if argv and argv[0] in RUNS_REPROS:  # what a run's dead leader leaves behind becomes ours to kill
-        from aoti_debug.proctree import adopt_orphans
+        from aoti_debug.runs.proctree import adopt_orphans
 
         adopt_orphans()
     try:

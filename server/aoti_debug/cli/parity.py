@@ -6,7 +6,7 @@ import argparse
 
 from aoti_debug.cli._out import emit
 from aoti_debug.parity import ParityReport, check_parity
-from aoti_debug.probe import parse_inputs_json
+from aoti_debug.runs.probe import parse_inputs_json
 
 EXIT_MISMATCH = 1
 

@@ -8,7 +8,7 @@ import sys
 from aoti_debug.cli._out import emit, pairs
 from aoti_debug.common.errors import BadInput
 from aoti_debug.common.roots import configured_roots
-from aoti_debug.rerun import DEFAULT_TIMEOUT_S, RerunRequest, RunResult, rerun
+from aoti_debug.runs.rerun import DEFAULT_TIMEOUT_S, RerunRequest, RunResult, rerun
 
 TAIL_LINES = 15
 

@@ -8,9 +8,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from aoti_debug.probe import ActualInput
+from aoti_debug.runs.probe import ActualInput
 
-RUNNER = Path(__file__).resolve().parent / "probes" / "calls_runner.py"
+RUNNER = Path(__file__).resolve().parent.parent / "probes" / "calls_runner.py"
 CALLS_DIR = "calls"
 # calls.jsonl is bounded by the runner (50 detailed calls); this guards against a hostile or broken file.
 MAX_BYTES = 16 * 2**20

@@ -10,8 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from aoti_debug._exec import ENV as EXEC_ENV
 from aoti_debug.common.intparse import to_int
+from aoti_debug.runs._exec import ENV as EXEC_ENV
 
 # Native frames kept from the crashing thread; the cause is near the top.
 MAX_FRAMES = 30
@@ -137,7 +137,7 @@ def find_debugger() -> str | None:
 def debugger_argv(debugger: str) -> list[str]:
     """A batch session: run, print the crashing thread's frames and the libraries, then let it die.
 
-    The program is started through aoti_debug._exec with its argv in the environment (see that module).
+    The program is started through aoti_debug.runs._exec with its argv in the environment (see that module).
     """
     cmds = ["set pagination off", "set confirm off", "set print thread-events off",
             "set print frame-info location-and-address", "run",
@@ -150,11 +150,11 @@ def debugger_argv(debugger: str) -> list[str]:
         argv += ["-iex", c]
     for c in cmds:
         argv += ["-ex", c]
-    return [*argv, "--args", sys.executable, "-m", "aoti_debug._exec"]
+    return [*argv, "--args", sys.executable, "-m", "aoti_debug.runs._exec"]
 
 
 def exec_env(argv: list[str]) -> dict[str, str]:
-    """The environment entry that tells aoti_debug._exec what to run."""
+    """The environment entry that tells aoti_debug.runs._exec what to run."""
     return {EXEC_ENV: json.dumps(argv)}
 
 

@@ -8,13 +8,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from aoti_debug import calls, command, flags, proc, runs
-from aoti_debug.artifacts import check_compile, collect_artifacts
 from aoti_debug.classify.engine import Classification, classify_file, classify_text
 from aoti_debug.common.errors import BadInput
-from aoti_debug.compare import compare
-from aoti_debug.flags import FlagUse
-from aoti_debug.forensics import (
+from aoti_debug.runs import calls, command, flags, proc
+from aoti_debug.runs import store as runs
+from aoti_debug.runs.artifacts import check_compile, collect_artifacts
+from aoti_debug.runs.compare import compare
+from aoti_debug.runs.flags import FlagUse
+from aoti_debug.runs.forensics import (
     FATAL_SIGNALS,
     Backtrace,
     debugger_argv,
@@ -24,8 +25,8 @@ from aoti_debug.forensics import (
     parse_faulthandler,
     parse_gdb,
 )
-from aoti_debug.memcheck import Memcheck, find_sanitizer, memcheck_argv, parse_memcheck
-from aoti_debug.runresult import (  # noqa: F401 - the contract is importable from here too
+from aoti_debug.runs.memcheck import Memcheck, find_sanitizer, memcheck_argv, parse_memcheck
+from aoti_debug.runs.model import (  # noqa: F401 - the contract is importable from here too
     CRASH_SIGNALS,
     DEFAULT_TIMEOUT_S,
     LOG_CAP,
@@ -39,7 +40,7 @@ from aoti_debug.runresult import (  # noqa: F401 - the contract is importable fr
     Status,
 )
 
-log = logging.getLogger("aoti_debug.runs")
+log = logging.getLogger("aoti_debug.runs.store")
 
 
 @dataclass

@@ -18,9 +18,9 @@ from typing import Any
 
 from aoti_debug.common.errors import BadInput
 from aoti_debug.common.roots import open_regular, runs_dir
-from aoti_debug.proc import Note
+from aoti_debug.runs.proc import Note
 
-log = logging.getLogger("aoti_debug.runs")
+log = logging.getLogger("aoti_debug.runs.store")
 
 RUN_ID = re.compile(r"\A\d{8}-\d{6}-[0-9a-f]{6}\Z")  # \Z: "$" would accept a trailing newline
 # Old run directories are deleted beyond this many (each may hold an inductor cache).

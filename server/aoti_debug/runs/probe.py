@@ -13,9 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from aoti_debug.common.errors import BadInput
 
 if TYPE_CHECKING:
-    from aoti_debug import proc
+    from aoti_debug.runs import proc
 
-PROBES = Path(__file__).resolve().parent / "probes"
+PROBES = Path(__file__).resolve().parent.parent / "probes"
 # A model call's inputs described as JSON; more is not a call (and would cost seconds to compare and report).
 MAX_INPUTS = 2048
 # Importing torch takes 2-20 s (cold disk); CUDA init on a broken driver can hang: stop it then.
@@ -94,7 +94,9 @@ class ProbeOutcome(BaseModel):
 
 def probe_spec(python: str, workdir: Path, inputs: Path | None) -> tuple[proc.ProcSpec, Path, Path | None]:
     """One run of runtime_probe.py (and, with inputs, the inputs description in the same process)."""
-    from aoti_debug import proc  # here, so the comparison modules import without anyio (tests/gpu/verify_parity.py)
+    from aoti_debug.runs import (
+        proc,  # here, so the comparison modules import without anyio (tests/gpu/verify_parity.py)
+    )
 
     out = workdir / "runtime.json"
     inputs_out = workdir / "inputs.json" if inputs is not None else None
@@ -190,7 +192,7 @@ def _outcomes(result: proc.ProcResult, out: Path, inputs_out: Path | None) -> tu
 
 def run_probes(python: str, inputs_file: Path | None) -> tuple[ProbeOutcome, ProbeOutcome | None]:
     """Run the probe synchronously in a private temp dir."""
-    from aoti_debug import proc
+    from aoti_debug.runs import proc
 
     with tempfile.TemporaryDirectory(prefix="aoti-parity-") as tmp:
         spec, out, inputs_out = probe_spec(python, Path(tmp), inputs_file)
@@ -199,7 +201,7 @@ def run_probes(python: str, inputs_file: Path | None) -> tuple[ProbeOutcome, Pro
 
 async def run_probes_async(python: str, inputs_file: Path | None) -> tuple[ProbeOutcome, ProbeOutcome | None]:
     """run_probes for the MCP server: cancelling the call kills the probe."""
-    from aoti_debug import proc
+    from aoti_debug.runs import proc
 
     with tempfile.TemporaryDirectory(prefix="aoti-parity-") as tmp:
         spec, out, inputs_out = probe_spec(python, Path(tmp), inputs_file)

@@ -6,14 +6,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from aoti_debug.artifacts import Artifacts, CompileCheck
-from aoti_debug.calls import CallsReport
 from aoti_debug.classify.engine import Classification
 from aoti_debug.common.limits import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S
-from aoti_debug.compare import BaselineComparison
-from aoti_debug.flags import FlagUse
-from aoti_debug.forensics import Backtrace, Faulthandler
-from aoti_debug.memcheck import Memcheck
+from aoti_debug.runs.artifacts import Artifacts, CompileCheck
+from aoti_debug.runs.calls import CallsReport
+from aoti_debug.runs.compare import BaselineComparison
+from aoti_debug.runs.flags import FlagUse
+from aoti_debug.runs.forensics import Backtrace, Faulthandler
+from aoti_debug.runs.memcheck import Memcheck
 from aoti_debug.triage_model import TriageReport
 
 # Tails in the result: enough for the error, small enough for a client's output cap.

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from aoti_debug import proc
-from aoti_debug.flags import FlagUse
+from aoti_debug.runs import proc
+from aoti_debug.runs.flags import FlagUse
 
 # Files only code generation writes into an inductor cache: AOTI sources, torch.compile output code and
 # Triton kernels (.py), GPU binaries. Plain .cpp/.so are not: loading a package builds a CPU-ISA probe there.

@@ -21,9 +21,9 @@ from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
-from aoti_debug import proctree
-from aoti_debug.capture import CappedLog, Stream
-from aoti_debug.proctree import TERM_GRACE_S, TOKEN_VAR, Tree
+from aoti_debug.runs import proctree
+from aoti_debug.runs.capture import CappedLog, Stream
+from aoti_debug.runs.proctree import TERM_GRACE_S, TOKEN_VAR, Tree
 
 __all__ = ["TERM_GRACE_S", "TOKEN_VAR", "ProcResult", "ProcSpec", "child_env", "in_thread", "run", "run_async"]
 
