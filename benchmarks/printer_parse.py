@@ -31,7 +31,7 @@ LOGS = ROOT / "tests" / "fixtures" / "gpu_capture" / "logs"
 TARGET_MBS = 200.0
 CHILD = """
 import json, resource, sys, time
-from aoti_debug.printer_collect import parse_file
+from aoti_debug.kernels.printer_collect import parse_file
 t = time.perf_counter()
 log, _ = parse_file(sys.argv[1])
 dt = time.perf_counter() - t

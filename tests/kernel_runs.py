@@ -14,8 +14,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from aoti_debug.dump_kernels import dump_kernel_inputs
-from aoti_debug.dump_model import DumpRequest, DumpResult
+from aoti_debug.kernels.dump import dump_kernel_inputs
+from aoti_debug.kernels.model import DumpRequest, DumpResult
 from pkgs import EXAMPLES, ROOT
 
 # Two CPU compiles of a tiny model plus its runs; on two busy cores a compile can take two minutes.

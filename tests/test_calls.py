@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from aoti_debug.app import build_server
-from aoti_debug.parity import check_parity
+from aoti_debug.parity.engine import check_parity
 from aoti_debug.runs import calls
 from aoti_debug.runs import store as runs
 from aoti_debug.runs.rerun import RerunRequest, rerun

@@ -12,9 +12,9 @@ from pathlib import Path
 import gpu_replay
 import pytest
 from aoti_debug.cli import main as cli_main
-from aoti_debug.dump_kernels import dump_kernel_inputs
-from aoti_debug.dump_model import DumpRequest
-from aoti_debug.dump_suspects import saved_tensors
+from aoti_debug.kernels.dump import dump_kernel_inputs
+from aoti_debug.kernels.model import DumpRequest
+from aoti_debug.kernels.suspects import saved_tensors
 from kernel_runs import cpu_dump, replay
 from pkgs import ROOT
 

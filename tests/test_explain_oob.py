@@ -13,7 +13,7 @@ from aoti_debug.classify.guides import load_guides
 from aoti_debug.cli import main as cli_main
 from aoti_debug.common.errors import BadInput
 from aoti_debug.common.logread import file_chunks
-from aoti_debug.explain_oob import explain_index_oob
+from aoti_debug.kernels.index_oob import explain_index_oob
 from kernel_runs import cpu_dump
 from pkgs import EXAMPLES, ROOT, build_example
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from aoti_debug.package.inspect import inspect_package
-from aoti_debug.parity import build_report, check_parity
+from aoti_debug.parity.engine import build_report, check_parity
 from aoti_debug.runs import probe
 from aoti_debug.runs.probe import ActualInput, ProbeOutcome
 

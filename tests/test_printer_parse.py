@@ -7,8 +7,8 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from aoti_debug.printer_collect import parse_chunks, parse_file, parse_text
-from aoti_debug.printer_parse import CHUNK
+from aoti_debug.kernels.printer_collect import parse_chunks, parse_file, parse_text
+from aoti_debug.kernels.printer_parse import CHUNK
 from kernel_runs import cpu_dump
 from pkgs import ROOT
 

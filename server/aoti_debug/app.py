@@ -39,9 +39,9 @@ from aoti_debug.startcache import cached_tool as _tool
 
 if TYPE_CHECKING:  # the return models: resolved by startcache from each tool's output= on its first call
     from aoti_debug.classify.engine import Classification
-    from aoti_debug.dump_model import DumpResult
-    from aoti_debug.oob_model import OobExplanation
-    from aoti_debug.parity import ParityReport
+    from aoti_debug.kernels.index_oob_model import OobExplanation
+    from aoti_debug.kernels.model import DumpResult
+    from aoti_debug.parity.engine import ParityReport
     from aoti_debug.runs.model import RunResult
     from aoti_debug.triage_model import TriageReport
 
@@ -162,7 +162,7 @@ def _register_rerun(mcp: MCPServer, roots: list[Path], cached: dict | None) -> N
 
 
 def _register_parity(mcp: MCPServer, roots: list[Path], cached: dict | None) -> None:
-    @_tool(mcp, cached, "aoti_debug.parity:ParityReport", annotations=READ_ONLY,
+    @_tool(mcp, cached, "aoti_debug.parity.engine:ParityReport", annotations=READ_ONLY,
            title="Check an AOTI package against the runtime and the inputs")
     async def check_parity(
         package_path: Annotated[str, Field(description="The .pt2 package, inside the allowed roots")],
@@ -184,7 +184,7 @@ def _register_parity(mcp: MCPServer, roots: list[Path], cached: dict | None) -> 
         compiler, and per input dtype, shape, stride and device; each mismatch says what it does at run
         time and the exact error AOTI_RUNTIME_CHECK_INPUTS=1 would raise.
         """
-        from aoti_debug.parity import check_parity_async
+        from aoti_debug.parity.engine import check_parity_async
 
         with tool_errors():
             pkg = check_path(package_path, roots, what="package_path")
@@ -195,7 +195,7 @@ def _register_parity(mcp: MCPServer, roots: list[Path], cached: dict | None) -> 
 
 
 def _register_kernels(mcp: MCPServer, roots: list[Path], cached: dict | None) -> None:
-    @_tool(mcp, cached, "aoti_debug.dump_model:DumpResult", annotations=RERUN,
+    @_tool(mcp, cached, "aoti_debug.kernels.model:DumpResult", annotations=RERUN,
            title="Find the failing kernel and print what went into it")
     async def dump_kernel_inputs(
         ctx: Context,
@@ -215,8 +215,8 @@ def _register_kernels(mcp: MCPServer, roots: list[Path], cached: dict | None) ->
         producer, an index at or above the assert's bound, negative indices, empty dimensions traced to the model
         input) and, for an index assert, explain_index_oob on the rebuilt sources. Two compiles: minutes.
         """
-        from aoti_debug.dump_kernels import dump_kernel_inputs as dump_kernel_inputs_
-        from aoti_debug.dump_model import DumpRequest
+        from aoti_debug.kernels.dump import dump_kernel_inputs as dump_kernel_inputs_
+        from aoti_debug.kernels.model import DumpRequest
         from aoti_debug.runs import proc
 
         with tool_errors():
@@ -228,7 +228,7 @@ def _register_kernels(mcp: MCPServer, roots: list[Path], cached: dict | None) ->
             return await proc.in_thread(lambda cancel, note: dump_kernel_inputs_(req, roots, cancel=cancel, note=note),
                                         on_progress=progress)
 
-    @_tool(mcp, cached, "aoti_debug.oob_model:OobExplanation", annotations=READ_ONLY,
+    @_tool(mcp, cached, "aoti_debug.kernels.index_oob_model:OobExplanation", annotations=READ_ONLY,
            title="Explain an index-out-of-bounds assertion from the package's sources")
     def explain_index_oob(
         package_path: Annotated[str, Field(description="The .pt2, the folder it was extracted to, or the inductor "
@@ -242,7 +242,7 @@ def _register_kernels(mcp: MCPServer, roots: list[Path], cached: dict | None) ->
         its arguments, the size symbol and model input dimension behind ksM, that dimension's guards, the index's
         source input, and the Source Nodes / ATen ops; with the likely root cause and fix options (markdown too).
         Works for Triton and CPU C++ kernels."""
-        from aoti_debug.explain_oob import explain_index_oob as explain_index_oob_
+        from aoti_debug.kernels.index_oob import explain_index_oob as explain_index_oob_
 
         with tool_errors():
             chunks = _log_chunks(roots, log_text, log_path)

@@ -12,9 +12,9 @@ from aoti_debug.classify.engine import Classification
 from aoti_debug.classify.guides import load_guides
 from aoti_debug.common.intparse import to_int
 from aoti_debug.fixes import has_conditional_fixes, select
-from aoti_debug.oob_model import OobExplanation
+from aoti_debug.kernels.index_oob_model import OobExplanation
 from aoti_debug.package.contract import InputContract
-from aoti_debug.parity_rules import Mismatch, make
+from aoti_debug.parity.rules import Mismatch, make
 from aoti_debug.runs.forensics import GENERATED_KERNEL, Backtrace, Faulthandler
 from aoti_debug.runs.memcheck import Memcheck
 from aoti_debug.triage_model import RootCause

@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from aoti_debug.dump_kernels import dump_kernel_inputs
-from aoti_debug.dump_model import DumpRequest
-from aoti_debug.dump_suspects import Suspect, crash_suspects, name_suspects
-from aoti_debug.printer_collect import parse_file
+from aoti_debug.kernels.dump import dump_kernel_inputs
+from aoti_debug.kernels.model import DumpRequest
+from aoti_debug.kernels.printer_collect import parse_file
+from aoti_debug.kernels.suspects import Suspect, crash_suspects, name_suspects
 from aoti_debug.triage_causes import from_suspect
 from aoti_debug.triage_model import Step
 from aoti_debug.triage_steps import Ctx, skip

@@ -7,7 +7,7 @@ from aoti_debug import culprits
 from aoti_debug.classify.engine import classify_text
 from aoti_debug.common.errors import AotiDebugError
 from aoti_debug.package.pt2zip import open_pt2
-from aoti_debug.parity import ParityReport, check_parity
+from aoti_debug.parity.engine import ParityReport, check_parity
 from aoti_debug.runs import store as runs
 from aoti_debug.triage_causes import from_parity
 from aoti_debug.triage_model import Step

@@ -18,8 +18,8 @@ from aoti_debug.common.errors import AotiDebugError
 from aoti_debug.common.logread import file_chunks
 from aoti_debug.common.roots import confine
 from aoti_debug.explain import step_label
-from aoti_debug.explain_oob import explain_index_oob
-from aoti_debug.oob_model import OobExplanation
+from aoti_debug.kernels.index_oob import explain_index_oob
+from aoti_debug.kernels.index_oob_model import OobExplanation
 from aoti_debug.package.contract import InputContract
 from aoti_debug.runs import proc, rerun
 from aoti_debug.runs import store as runs

@@ -28,9 +28,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "server"))
 
 from aoti_debug.common.logread import file_chunks  # noqa: E402
-from aoti_debug.dump_kernels import dump_kernel_inputs  # noqa: E402
-from aoti_debug.dump_model import DumpRequest, DumpResult  # noqa: E402
-from aoti_debug.explain_oob import explain_index_oob  # noqa: E402
+from aoti_debug.kernels.dump import dump_kernel_inputs  # noqa: E402
+from aoti_debug.kernels.index_oob import explain_index_oob  # noqa: E402
+from aoti_debug.kernels.model import DumpRequest, DumpResult  # noqa: E402
 
 # case -> the example script and its arguments (--device cuda and --package are added)
 CASES = {

@@ -9,7 +9,7 @@ Needs torch with CUDA, pydantic and pyyaml (aoti_debug's comparison modules impo
    VERIFY_DEVICE=cpu makes it a dry run on a CPU-only machine (parity_cpu.pt2, wrong-device inputs on meta).
 2. Reads it with aoti_debug.package.inspect and probes this Python with aoti_debug's runtime probe.
 3. For each case (wrong device, dtype, batch above max / below min, width, stride, count, shared batch):
-   predicts with aoti_debug.parity.build_report, then runs the package in a fresh subprocess twice, with
+   predicts with aoti_debug.parity.engine.build_report, then runs the package in a fresh subprocess twice, with
    AOTI_RUNTIME_CHECK_INPUTS=1 and without it (outputs compared with eager), and checks that the
    predicted check error appears in the real exception or stderr (2.11 puts it on stderr only).
 4. Prints a table and writes OUT/verify_parity.json. Commit OUT/parity_cuda.pt2 and verify_parity.json
@@ -149,7 +149,7 @@ def run_case(pkg: Path, case: str, checks: bool, work: Path, env: dict[str, str]
 
 def predict(pkg: Path, runtime: dict) -> dict:
     from aoti_debug.package.inspect import inspect_package
-    from aoti_debug.parity import build_report
+    from aoti_debug.parity.engine import build_report
     from aoti_debug.runs.probe import ActualInput, ProbeOutcome
 
     facts = inspect_package(pkg)

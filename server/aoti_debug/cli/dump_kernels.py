@@ -8,9 +8,9 @@ import sys
 from aoti_debug.cli._out import emit
 from aoti_debug.common.errors import BadInput
 from aoti_debug.common.roots import configured_roots
-from aoti_debug.dump_kernels import dump_kernel_inputs
-from aoti_debug.dump_model import DEFAULT_PASS_TIMEOUT_S, DumpRequest, DumpResult
-from aoti_debug.printer_log import TensorRecord
+from aoti_debug.kernels.dump import dump_kernel_inputs
+from aoti_debug.kernels.model import DEFAULT_PASS_TIMEOUT_S, DumpRequest, DumpResult
+from aoti_debug.kernels.printer_log import TensorRecord
 
 MAX_LAUNCHES = 6
 

@@ -8,8 +8,8 @@ import sys
 from aoti_debug.cli._out import emit
 from aoti_debug.common.errors import BadInput
 from aoti_debug.common.logread import file_chunks
-from aoti_debug.explain_oob import explain_index_oob
-from aoti_debug.oob_model import OobExplanation
+from aoti_debug.kernels.index_oob import explain_index_oob
+from aoti_debug.kernels.index_oob_model import OobExplanation
 
 
 def register(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentParser:

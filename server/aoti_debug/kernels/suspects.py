@@ -9,9 +9,9 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from aoti_debug.common.intparse import to_int
-from aoti_debug.oob_model import OobExplanation
-from aoti_debug.printer_collect import Collector
-from aoti_debug.printer_log import INT_DTYPES, IndexAssert, Launch, PrinterLog, TensorRecord
+from aoti_debug.kernels.index_oob_model import OobExplanation
+from aoti_debug.kernels.printer_collect import Collector
+from aoti_debug.kernels.printer_log import INT_DTYPES, IndexAssert, Launch, PrinterLog, TensorRecord
 
 SuspectKind = Literal["nan_inf_producer", "nan_inf_input", "index_above_bound", "index_negative", "empty_dimension",
                       "index_above_every_dim"]

@@ -7,9 +7,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from aoti_debug.common.limits import DEFAULT_PASS_TIMEOUT_S, MAX_TIMEOUT_S
-from aoti_debug.dump_suspects import SavedTensor, Suspect
-from aoti_debug.oob_model import OobExplanation
-from aoti_debug.printer_log import IndexAssert, Launch, TensorRecord
+from aoti_debug.kernels.index_oob_model import OobExplanation
+from aoti_debug.kernels.printer_log import IndexAssert, Launch, TensorRecord
+from aoti_debug.kernels.suspects import SavedTensor, Suspect
 
 PRINTER, FILTER, BLOCKING = ("AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_PRINTER", "AOT_INDUCTOR_FILTERED_KERNELS_TO_PRINT",
                              "CUDA_LAUNCH_BLOCKING")

@@ -12,13 +12,13 @@ import threading
 import time
 from pathlib import Path
 
-from aoti_debug.dump_model import BLOCKING, FILTER, PRINTER, DumpRequest, DumpResult, PassSummary
-from aoti_debug.dump_report import report, sources_of
-from aoti_debug.dump_suspects import saved_tensors
-from aoti_debug.kernel_code import kernels
-from aoti_debug.kernel_graph import producers
-from aoti_debug.printer_collect import Collector, parse_file
-from aoti_debug.printer_log import PrinterLog
+from aoti_debug.kernels.kernel_code import kernels
+from aoti_debug.kernels.kernel_graph import producers
+from aoti_debug.kernels.model import BLOCKING, FILTER, PRINTER, DumpRequest, DumpResult, PassSummary
+from aoti_debug.kernels.printer_collect import Collector, parse_file
+from aoti_debug.kernels.printer_log import PrinterLog
+from aoti_debug.kernels.report import report, sources_of
+from aoti_debug.kernels.suspects import saved_tensors
 from aoti_debug.runs import proc, rerun
 from aoti_debug.runs import store as runs
 from aoti_debug.runs.rerun import RerunRequest, RunResult

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aoti_debug.oob_model import CallArg, OobExplanation
+from aoti_debug.kernels.index_oob_model import CallArg, OobExplanation
 
 MAX_CALL_CHARS = 300
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from aoti_debug.kernel_code import Kernel, arg_name, split_args
+from aoti_debug.kernels.kernel_code import Kernel, arg_name, split_args
 from aoti_debug.package.kernel_sources import Source
 
 # Launch statements: call_<triton kernel>(, <cpp kernel>(, aoti_torch_<device>_<op>( (extern/fallback ops).

@@ -8,7 +8,7 @@ import re
 from aoti_debug.package import elfscan
 from aoti_debug.package.contract import ModelFacts
 from aoti_debug.package.torch_facts import enums, version_tuple
-from aoti_debug.parity_rules import Mismatch, make
+from aoti_debug.parity.rules import Mismatch, make
 from aoti_debug.runs.probe import RuntimeFacts
 
 GCC_VERSION_RX = re.compile(r"(\d+\.\d+(?:\.\d+)?)\s*$")

@@ -10,9 +10,9 @@ from aoti_debug.common.errors import BadInput
 from aoti_debug.common.roots import confine, open_regular
 from aoti_debug.package.contract import Checks, ModelFacts, PackageFacts
 from aoti_debug.package.inspect import inspect_package
-from aoti_debug.parity_env import package_mismatches, runtime_mismatches
-from aoti_debug.parity_inputs import InputComparison, compare_inputs
-from aoti_debug.parity_rules import Mismatch, make, ordered
+from aoti_debug.parity.env import package_mismatches, runtime_mismatches
+from aoti_debug.parity.inputs import InputComparison, compare_inputs
+from aoti_debug.parity.rules import Mismatch, make, ordered
 from aoti_debug.runs import probe
 from aoti_debug.runs.probe import ActualInput, ProbeOutcome, RuntimeFacts
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from aoti_debug.common.intparse import to_int
 from aoti_debug.common.logread import file_chunks
-from aoti_debug.printer_log import (
+from aoti_debug.kernels.printer_log import (
     KEEP_FIRST,
     KEEP_LAST,
     MAX_ASSERTS,
@@ -28,7 +28,7 @@ from aoti_debug.printer_log import (
     is_int,
     record,
 )
-from aoti_debug.printer_parse import CHUNK, Tokenizer, feed_all
+from aoti_debug.kernels.printer_parse import CHUNK, Tokenizer, feed_all
 
 BAD_MEAN = re.compile(rb"Mean value: -?(?:nan|inf)")
 ASSERT_RX = re.compile(r"^(?:(?P<lower>.+?) <= )?(?P<expr>.*?\btmp\d+\b.*?)(?: < (?P<bound>.+))?$")

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from aoti_debug.common.errors import BadInput
-from aoti_debug.dump_model import DumpResult
-from aoti_debug.dump_suspects import launches_of_interest, name_suspects
-from aoti_debug.explain_oob import explain_sources
+from aoti_debug.kernels.index_oob import explain_sources
+from aoti_debug.kernels.model import DumpResult
+from aoti_debug.kernels.printer_collect import Collector
+from aoti_debug.kernels.printer_log import PrinterLog
+from aoti_debug.kernels.suspects import launches_of_interest, name_suspects
 from aoti_debug.package import wrapper_cpp
 from aoti_debug.package.kernel_sources import Sources, locate
-from aoti_debug.printer_collect import Collector
-from aoti_debug.printer_log import PrinterLog
 from aoti_debug.runs.model import RunResult
 
 

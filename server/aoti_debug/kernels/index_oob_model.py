@@ -10,9 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from aoti_debug.common.errors import DataError
 from aoti_debug.common.yamlio import YAMLError, load_yaml
-from aoti_debug.printer_log import IndexAssert
+from aoti_debug.kernels.printer_log import IndexAssert
 
-DATA = Path(__file__).resolve().parent / "data" / "index_oob.yaml"
+DATA = Path(__file__).resolve().parent.parent / "data" / "index_oob.yaml"
 RootCause = Literal["empty_dimension", "index_value_out_of_range", "unknown"]
 Status = Literal["explained", "partial", "no_assert", "kernel_not_found"]
 

@@ -6,16 +6,16 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from aoti_debug import kernel_code
 from aoti_debug.common.intparse import to_int
-from aoti_debug.kernel_code import Kernel
-from aoti_debug.oob_model import Bound, CallArg, DimGuard, OobExplanation, SourceLine, cause_table, fill
-from aoti_debug.oob_text import markdown
+from aoti_debug.kernels import kernel_code
+from aoti_debug.kernels.index_oob_model import Bound, CallArg, DimGuard, OobExplanation, SourceLine, cause_table, fill
+from aoti_debug.kernels.index_oob_text import markdown
+from aoti_debug.kernels.kernel_code import Kernel
+from aoti_debug.kernels.printer_collect import parse_chunks
+from aoti_debug.kernels.printer_log import IndexAssert, PrinterLog
 from aoti_debug.package import wrapper_cpp
 from aoti_debug.package.contract import InputContract
 from aoti_debug.package.kernel_sources import Source, Sources, locate
-from aoti_debug.printer_collect import parse_chunks
-from aoti_debug.printer_log import IndexAssert, PrinterLog
 
 SYMBOL_RX = re.compile(r"\b[a-z]\d+\b")
 

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from aoti_debug.package.contract import InputContract, InputSpec
 from aoti_debug.package.torch_facts import enums
-from aoti_debug.parity_rules import Mismatch, make
+from aoti_debug.parity.rules import Mismatch, make
 from aoti_debug.runs.probe import ActualInput
 
 
