@@ -46,7 +46,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         minimal = Path(tmp) / "minimal.py"
         minimal.write_text(MINIMAL)
-        generated = (f"from pathlib import Path; from aoti_debug.app import build_server; "
+        generated = (f"from pathlib import Path; from aoti_debug.mcp.app import build_server; "
                      f"build_server([Path({tmp!r})], cached=False).run('stdio')")
         servers = {
             "minimal MCPServer (1 tool)": [sys.executable, str(minimal)],
@@ -63,7 +63,7 @@ def main() -> None:
         for name, got in runs.items():
             medians[name] = statistics.median(t for t, _ in got)
             print(f"{name:28} median {medians[name] * 1000:7.0f} ms over {args.runs} runs ({got[0][1]} tools)")
-    probe = ("import sys, aoti_debug.app as a; a.build_server(); "
+    probe = ("import sys, aoti_debug.mcp.app as a; a.build_server(); "
              "print('torch imported' if 'torch' in sys.modules else 'torch not imported')")
     probed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     print("server process:", probed.stdout.strip())

@@ -22,9 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from aoti_debug import examples
 from aoti_debug.common.paths import examples_dir
-from aoti_debug.triage_model import TriageReport
+from aoti_debug.triage import examples
+from aoti_debug.triage.model import TriageReport
 
 TARGET, AIM = 2.0, 1.5
 RUN_TIMEOUT_S = 1800

@@ -1,4 +1,4 @@
-"""What the strict example check (aoti_debug.examples.check) finds wrong in the recorded GPU runs, as data.
+"""What the strict example check (aoti_debug.triage.examples.check) finds wrong in the recorded GPU runs, as data.
 
 The recorded H100 suite (tests/fixtures/gpu_triage_suite/), its MCP stdio run (tests/fixtures/gpu_mcp_triage/)
 and the offline triage of the H200 capture (tests/fixtures/gpu_capture/) printed full matches under the older

@@ -23,7 +23,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from aoti_debug.install import NAME
+from aoti_debug.install.register import NAME
 from test_remote import ALIAS, sshd, write_ssh_config  # noqa: F401 (sshd is a fixture)
 
 tomllib = pytest.importorskip("tomllib")

@@ -9,10 +9,10 @@ import subprocess
 import sys
 
 import pytest
-from aoti_debug import startcache
-from aoti_debug.app import build_server
 from aoti_debug.classify.guides import PATTERN_IDS, load_guides
 from aoti_debug.common.paths import guides_dir, project_root, skill_file
+from aoti_debug.mcp import startcache
+from aoti_debug.mcp.app import build_server
 from mcp import Client, StdioServerParameters
 
 CPU_OOB = "Error: index out of bounds: 0 <= tmp7 < 2L"
@@ -132,12 +132,12 @@ async def test_guides_edited_after_the_cache_was_written_are_parsed_afresh(tmp_p
 
 @pytest.mark.spawns
 def test_a_server_start_imports_no_engine_yaml_or_torch() -> None:
-    probe = ("import sys, aoti_debug.app as a; a.build_server(); "
+    probe = ("import sys, aoti_debug.mcp.app as a; a.build_server(); "
              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('aoti_debug', 'yaml', 'torch')))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     loaded = set(ast.literal_eval(out.stdout.strip()))
-    assert loaded == {"aoti_debug", "aoti_debug.app", "aoti_debug.common.errors", "aoti_debug.common.limits", "aoti_debug.common.paths",
-                      "aoti_debug.runs.probe", "aoti_debug.common.roots", "aoti_debug.startcache",
+    assert loaded == {"aoti_debug", "aoti_debug.mcp.app", "aoti_debug.common.errors", "aoti_debug.common.limits", "aoti_debug.common.paths",
+                      "aoti_debug.runs.probe", "aoti_debug.common.roots", "aoti_debug.mcp.startcache",
                       "aoti_debug.version"}, out.stderr
 
 
@@ -150,7 +150,7 @@ async def test_the_stdio_server_answers_a_real_client_and_never_imports_torch(tm
         assert "classify_error" in names
         result = await client.call_tool("classify_error", {"log_text": CPU_OOB})
         assert result.structured_content["pattern"] == "triton_index_out_of_bounds"
-    probe = ("import sys, aoti_debug.app as a, aoti_debug.cli as c; s = a.build_server(); "
+    probe = ("import sys, aoti_debug.mcp.app as a, aoti_debug.cli as c; s = a.build_server(); "
              "c.build_parser(); assert 'torch' not in sys.modules, 'torch imported'; print('ok')")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "ok", out.stderr

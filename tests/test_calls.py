@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from aoti_debug.app import build_server
+from aoti_debug.mcp.app import build_server
 from aoti_debug.parity.engine import check_parity
 from aoti_debug.runs import calls
 from aoti_debug.runs import store as runs

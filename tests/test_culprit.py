@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from aoti_debug.triage import triage
-from aoti_debug.triage_model import RootCause, TriageReport, TriageRequest
-from aoti_debug.triage_steps import Ctx
+from aoti_debug.triage.engine import triage
+from aoti_debug.triage.model import RootCause, TriageReport, TriageRequest
+from aoti_debug.triage.steps import Ctx
 from golden import load
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -125,7 +125,7 @@ def test_an_undefined_c_shim_symbol_gets_the_shim_library_fix_not_a_toolchain_re
 
 
 def test_the_report_shows_the_evidence_for_and_against_a_contradicted_cause() -> None:
-    from aoti_debug.explain import markdown
+    from aoti_debug.triage.markdown import markdown
 
     rc = RootCause(named=True, level="culprit", kind="device", summary="The .so crashed while loading.",
                    pattern="segfault_no_message", evidence=["#1 AOTInductorModelContainerCreateWithDevice"],

@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from aoti_debug import examples
-from aoti_debug.triage import triage
-from aoti_debug.triage_model import TriageReport, TriageRequest
+from aoti_debug.triage import examples
+from aoti_debug.triage.engine import triage
+from aoti_debug.triage.model import TriageReport, TriageRequest
 from pkgs import build_example
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,9 +76,9 @@ def test_an_op_missing_from_the_loading_process_gets_the_load_phase_fix_not_regi
 def test_the_gpu_allocators_rounded_size_is_solved_for_the_same_buffer_and_row_count() -> None:
     """issue 13's H100 run printed "Tried to allocate 187.50 GiB" for this model; the CPU package has the same
     buffer expression, so the rounded GiB text must solve to the same symbol value as the exact byte count."""
-    from aoti_debug import culprit_oom
     from aoti_debug.package.inspect import inspect_package
     from aoti_debug.package.pt2zip import open_pt2
+    from aoti_debug.triage import culprit_oom
 
     pkg = build_example("oom_dynamic")
     model = inspect_package(pkg).model()

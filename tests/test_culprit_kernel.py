@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from aoti_debug import examples
-from aoti_debug.examples import run_example
 from aoti_debug.runs.forensics import find_debugger
-from aoti_debug.triage import triage
-from aoti_debug.triage_model import TriageRequest
+from aoti_debug.triage import examples
+from aoti_debug.triage.engine import triage
+from aoti_debug.triage.examples import run_example
+from aoti_debug.triage.model import TriageRequest
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from aoti_debug.app import build_server
+from aoti_debug.mcp.app import build_server
 from fuzz_cases import case, check, setup
 from mcp import Client
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 import strict_known
-from aoti_debug import examples
 from aoti_debug.classify.engine import classify_file
-from aoti_debug.triage_model import RootCause, TriageReport
+from aoti_debug.triage import examples
+from aoti_debug.triage.model import RootCause, TriageReport
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "tests" / "fixtures" / "gpu_triage_suite"

@@ -19,14 +19,14 @@ from types import SimpleNamespace
 import pytest
 from aoti_debug.cli import main
 from aoti_debug.common.paths import project_root
-from aoti_debug.install import (
+from aoti_debug.install.launch import ServerEntry, serve_argv
+from aoti_debug.install.register import (
     DEFAULT_TOOL_TIMEOUT_S,
     NAME,
     claude_entry,
     codex_table,
     skill_files,
 )
-from aoti_debug.launch import ServerEntry, serve_argv
 
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from aoti_debug.app import build_server
+from aoti_debug.mcp.app import build_server
 from kernel_runs import replay
 from mcp import Client
 from pkgs import ROOT

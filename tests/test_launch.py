@@ -9,8 +9,8 @@ from types import SimpleNamespace
 
 import pytest
 from aoti_debug.cli import main
-from aoti_debug.install import NAME
-from aoti_debug.launch import REMOTE_CHECK, SSH_OPTIONS, STARTUP_S, default_command
+from aoti_debug.install.launch import REMOTE_CHECK, SSH_OPTIONS, STARTUP_S, default_command
+from aoti_debug.install.register import NAME
 
 tomllib = pytest.importorskip("tomllib")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from aoti_debug.app import build_server
+from aoti_debug.mcp.app import build_server
 from mcp import Client
 from pt2_fakes import make_pt2, metadata, model_files, wrapper_213
 

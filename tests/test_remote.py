@@ -23,7 +23,7 @@ from types import SimpleNamespace
 import anyio
 import pytest
 from aoti_debug.cli import main
-from aoti_debug.install import NAME
+from aoti_debug.install.register import NAME
 from mcp import Client, StdioServerParameters
 
 tomllib = pytest.importorskip("tomllib")

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from aoti_debug.app import build_server
 from aoti_debug.common import programs
 from aoti_debug.common.errors import BadInput
+from aoti_debug.mcp.app import build_server
 from aoti_debug.runs import command, flags
 from mcp import Client
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import anyio
 import pytest
-from aoti_debug.app import build_server
 from aoti_debug.common.errors import BadInput
 from aoti_debug.common.roots import check_path, open_regular
 from aoti_debug.kernels.index_oob import explain_index_oob
+from aoti_debug.mcp.app import build_server
 from aoti_debug.package import kernel_sources, pt2zip
 from aoti_debug.package.inspect import inspect_package
 from aoti_debug.runs import store as runs

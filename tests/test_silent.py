@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from aoti_debug.examples import run_example
+from aoti_debug.triage.examples import run_example
 
 pytestmark = [pytest.mark.spawns, pytest.mark.compiles]
 

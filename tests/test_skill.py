@@ -77,7 +77,7 @@ def test_every_cli_command_skill_md_shows_exists() -> None:
 
 @pytest.mark.anyio
 async def test_every_tool_skill_md_lists_is_served(tmp_path) -> None:
-    from aoti_debug.app import build_server
+    from aoti_debug.mcp.app import build_server
     from mcp import Client
 
     table = SKILL.split("## The tools")[1].split("##")[0]

@@ -8,7 +8,7 @@ except ImportError:  # Python 3.10: the same parser, from PyPI (a dependency the
     import tomli as tomllib
 
 import pytest
-from aoti_debug.tomledit import header_key, render_table, replace_table
+from aoti_debug.install.tomledit import header_key, render_table, replace_table
 
 NAME = ("mcp_servers", "aoti-debug")
 BLOCK = render_table(NAME, {"command": "new", "args": ["serve"], "env": {"K": "v"}})

@@ -127,8 +127,8 @@ def test_a_triage_probes_the_runtime_beside_its_baseline_and_its_load_only_rerun
         tmp_path) -> None:
     import shutil
 
-    from aoti_debug.triage import triage
-    from aoti_debug.triage_model import TriageRequest
+    from aoti_debug.triage.engine import triage
+    from aoti_debug.triage.model import TriageRequest
     from pkgs import build_example
 
     pkg = tmp_path / "dtype_mismatch.pt2"  # a copy inside the root (tests/.build may be a symlink out of it)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from aoti_debug.app import build_server
+from aoti_debug.mcp.app import build_server
 from mcp import Client
 from pkgs import build_example
 

@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "server"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from aoti_debug import examples  # noqa: E402
-from aoti_debug.triage_model import TriageReport  # noqa: E402
+from aoti_debug.triage import examples  # noqa: E402
+from aoti_debug.triage.model import TriageReport  # noqa: E402
 from triage_suite import child_env, keeps_host_cxx  # noqa: E402
 
 POLL_S = 2.0

@@ -5,7 +5,7 @@
     PYTHONPATH=server python tests/gpu/triage_suite.py --offline tests/fixtures/gpu_capture [OUT_DIR]
     PYTHONPATH=server python tests/gpu/triage_suite.py OUT_DIR --replay    # OUT_DIR: a suite output
 
-Every mode checks each report with aoti_debug.examples.check (strict: pattern, root-cause kind, input index,
+Every mode checks each report with aoti_debug.triage.examples.check (strict: pattern, root-cause kind, input index,
 dim and kernel where the manifest states them) and prints, per example, MATCH or every field that differed.
 
 GPU mode: one child process per example (`--one NAME`), all in parallel, each a full triage (baseline,
@@ -39,11 +39,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "server"))
 
-from aoti_debug import examples  # noqa: E402
 from aoti_debug.classify.engine import classify_file  # noqa: E402
 from aoti_debug.runs import store as runs
-from aoti_debug.triage import triage  # noqa: E402
-from aoti_debug.triage_model import TriageReport, TriageRequest  # noqa: E402
+from aoti_debug.triage import examples  # noqa: E402
+from aoti_debug.triage.engine import triage  # noqa: E402
+from aoti_debug.triage.model import TriageReport, TriageRequest  # noqa: E402
 
 SYSTEM_CXX = "/usr/bin/g++"
 # The whole suite ends in 4-5 minutes on a 16-core GPU host: each triage gets this budget, all run at once.

@@ -9,7 +9,7 @@ from collections import Counter
 
 from aoti_debug.cli._out import emit
 from aoti_debug.common.errors import BadInput
-from aoti_debug.install import AGENTS, DEFAULT_TOOL_TIMEOUT_S, InstallResult, install
+from aoti_debug.install.register import AGENTS, DEFAULT_TOOL_TIMEOUT_S, InstallResult, install
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 

@@ -8,12 +8,12 @@ import sys
 import time
 from pathlib import Path
 
-from aoti_debug import examples
 from aoti_debug.cli._out import emit, pairs
 from aoti_debug.common.errors import BadInput
 from aoti_debug.common.roots import configured_roots
-from aoti_debug.triage import triage
-from aoti_debug.triage_model import DEFAULT_BUDGET_S, DEFAULT_RUN_TIMEOUT_S, TriageReport, TriageRequest
+from aoti_debug.triage import examples
+from aoti_debug.triage.engine import triage
+from aoti_debug.triage.model import DEFAULT_BUDGET_S, DEFAULT_RUN_TIMEOUT_S, TriageReport, TriageRequest
 
 EXIT_MISMATCH = 1
 

@@ -14,7 +14,7 @@ from aoti_debug.runs.compare import BaselineComparison
 from aoti_debug.runs.flags import FlagUse
 from aoti_debug.runs.forensics import Backtrace, Faulthandler
 from aoti_debug.runs.memcheck import Memcheck
-from aoti_debug.triage_model import TriageReport
+from aoti_debug.triage.model import TriageReport
 
 # Tails in the result: enough for the error, small enough for a client's output cap.
 TAIL_CHARS = 4000

@@ -22,7 +22,7 @@ from mcp.server.mcpserver.resources import FileResource
 from mcp.types import Annotations, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from aoti_debug import __version__, startcache
+from aoti_debug import __version__
 from aoti_debug.common.errors import AotiDebugError, BadInput
 from aoti_debug.common.limits import (
     DEFAULT_BUDGET_S,
@@ -34,8 +34,9 @@ from aoti_debug.common.limits import (
 )
 from aoti_debug.common.paths import guides_dir, skill_file
 from aoti_debug.common.roots import check_path, configured_roots, confine
+from aoti_debug.mcp import startcache
+from aoti_debug.mcp.startcache import cached_tool as _tool
 from aoti_debug.runs.probe import ActualInput
-from aoti_debug.startcache import cached_tool as _tool
 
 if TYPE_CHECKING:  # the return models: resolved by startcache from each tool's output= on its first call
     from aoti_debug.classify.engine import Classification
@@ -43,7 +44,7 @@ if TYPE_CHECKING:  # the return models: resolved by startcache from each tool's 
     from aoti_debug.kernels.model import DumpResult
     from aoti_debug.parity.engine import ParityReport
     from aoti_debug.runs.model import RunResult
-    from aoti_debug.triage_model import TriageReport
+    from aoti_debug.triage.model import TriageReport
 
 log = logging.getLogger("aoti_debug")
 
@@ -251,7 +252,7 @@ def _register_kernels(mcp: MCPServer, roots: list[Path], cached: dict | None) ->
 
 
 def _register_triage(mcp: MCPServer, roots: list[Path], cached: dict | None) -> None:
-    @_tool(mcp, cached, "aoti_debug.triage_model:TriageReport", annotations=RERUN,
+    @_tool(mcp, cached, "aoti_debug.triage.model:TriageReport", annotations=RERUN,
            title="Triage an AOTI crash end to end")
     async def triage(
         ctx: Context,
@@ -285,9 +286,9 @@ def _register_triage(mcp: MCPServer, roots: list[Path], cached: dict | None) -> 
         Returns each step (what ran, run id, what it found, cost in seconds), the root cause with its values
         and evidence lines, why it stopped, and a short markdown crash explanation with the fix.
         """
-        from aoti_debug import triage as triage_
         from aoti_debug.runs import proc
-        from aoti_debug.triage_model import TriageRequest
+        from aoti_debug.triage import engine as triage_
+        from aoti_debug.triage.model import TriageRequest
 
         with tool_errors():
             req = TriageRequest(argv=argv, log_path=log_path, package_path=package_path, exit_status=exit_status,
@@ -372,7 +373,7 @@ def build_server(roots: list[Path] | None = None, cached: bool = True) -> MCPSer
 def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 3001, roots: list[Path] | None = None,
           *, token_file: str | None = None, allow_remote: bool = False, no_auth: bool = False) -> None:
     """Run the server (stdout: protocol only); HTTP needs the bearer token and a loopback bind (httpauth.py)."""
-    from aoti_debug import httpauth
+    from aoti_debug.mcp import httpauth
     from aoti_debug.runs import proctree
 
     logging.basicConfig(level=logging.WARNING, format="aoti-debug %(levelname)s %(message)s")

@@ -11,13 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aoti_debug import culprits
 from aoti_debug.classify.engine import Classification, classify_file
 from aoti_debug.classify.guides import load_guides
 from aoti_debug.common.errors import AotiDebugError
 from aoti_debug.common.logread import file_chunks
 from aoti_debug.common.roots import confine
-from aoti_debug.explain import step_label
 from aoti_debug.kernels.index_oob import explain_index_oob
 from aoti_debug.kernels.index_oob_model import OobExplanation
 from aoti_debug.package.contract import InputContract
@@ -36,10 +34,12 @@ from aoti_debug.runs.forensics import (
 from aoti_debug.runs.memcheck import find_sanitizer, parse_memcheck
 from aoti_debug.runs.probe import ProbeOutcome
 from aoti_debug.runs.rerun import RerunRequest, RunResult
-from aoti_debug.triage_causes import from_backtrace, from_classification, from_memcheck, from_oob
-from aoti_debug.triage_model import RootCause, Step, TriageReport, TriageRequest
-from aoti_debug.triage_rules import in_every_run, more_specific, names_cause, needs_compile, preset_flags, rules
-from aoti_debug.triage_rules import runtime_flags as runtime_only
+from aoti_debug.triage import culprits
+from aoti_debug.triage.causes import from_backtrace, from_classification, from_memcheck, from_oob
+from aoti_debug.triage.markdown import step_label
+from aoti_debug.triage.model import RootCause, Step, TriageReport, TriageRequest
+from aoti_debug.triage.rules import in_every_run, more_specific, names_cause, needs_compile, preset_flags, rules
+from aoti_debug.triage.rules import runtime_flags as runtime_only
 
 # When nothing was measured yet: a CPU compile of a small model.
 COMPILE_GUESS_S = 60.0

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from aoti_debug.classify.guides import load_guides
-from aoti_debug.triage_causes import guide_fix
-from aoti_debug.triage_model import Step, TriageReport
+from aoti_debug.triage.causes import guide_fix
+from aoti_debug.triage.model import Step, TriageReport
 
 MAX_EVIDENCE = 5
 MAX_FIXES = 3

@@ -7,18 +7,18 @@ import re
 from pathlib import Path
 from typing import Any
 
-from aoti_debug import culprits
 from aoti_debug.classify.engine import Classification
 from aoti_debug.classify.guides import load_guides
 from aoti_debug.common.intparse import to_int
-from aoti_debug.fixes import has_conditional_fixes, select
 from aoti_debug.kernels.index_oob_model import OobExplanation
 from aoti_debug.package.contract import InputContract
 from aoti_debug.parity.rules import Mismatch, make
 from aoti_debug.runs.forensics import GENERATED_KERNEL, Backtrace, Faulthandler
 from aoti_debug.runs.memcheck import Memcheck
-from aoti_debug.triage_model import RootCause
-from aoti_debug.triage_rules import culprit_level, rules
+from aoti_debug.triage import culprits
+from aoti_debug.triage.fixes import has_conditional_fixes, select
+from aoti_debug.triage.model import RootCause
+from aoti_debug.triage.rules import culprit_level, rules
 
 SYSTEM_CXX = "/usr/bin/g++"
 TOOLCHAIN_FIX = (f"Rebuild the package with the system compiler and a fresh cache: CXX={SYSTEM_CXX} "

@@ -14,16 +14,16 @@ from aoti_debug.classify.engine import Classification, classify_file, classify_t
 from aoti_debug.classify.guides import load_guides
 from aoti_debug.common.errors import AotiDebugError, BadInput
 from aoti_debug.common.roots import check_path, confine
-from aoti_debug.explain import markdown, next_thing, step_label
 from aoti_debug.runs import command, flags, probe, proc
 from aoti_debug.runs import store as runs
 from aoti_debug.runs.forensics import parse_faulthandler
 from aoti_debug.runs.model import URI, RunProgress, RunResult
 from aoti_debug.runs.rerun import RerunRequest
-from aoti_debug.triage_dump import PRINTER_KEYS, dump
-from aoti_debug.triage_model import Step, TriageReport, TriageRequest
-from aoti_debug.triage_package import parity
-from aoti_debug.triage_steps import TAIL, Ctx, oob, prefetch, rerun_preset, run
+from aoti_debug.triage.markdown import markdown, next_thing, step_label
+from aoti_debug.triage.model import Step, TriageReport, TriageRequest
+from aoti_debug.triage.step_dump import PRINTER_KEYS, dump
+from aoti_debug.triage.step_package import parity
+from aoti_debug.triage.steps import TAIL, Ctx, oob, prefetch, rerun_preset, run
 
 log = logging.getLogger("aoti_debug.runs.store")
 

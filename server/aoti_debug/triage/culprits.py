@@ -9,12 +9,12 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from aoti_debug import culprit_oom
 from aoti_debug.classify.engine import Classification
-from aoti_debug.fixes import select
 from aoti_debug.package.contract import InputContract
-from aoti_debug.triage_model import RootCause
-from aoti_debug.triage_rules import rules
+from aoti_debug.triage import culprit_oom
+from aoti_debug.triage.fixes import select
+from aoti_debug.triage.model import RootCause
+from aoti_debug.triage.rules import rules
 
 # Reads a source file a compiler error names (None: outside what may be read, or gone).
 SourceReader = Callable[[str], "str | None"]

@@ -18,9 +18,9 @@ from aoti_debug.common.errors import BadInput, DataError
 from aoti_debug.common.paths import examples_dir
 from aoti_debug.common.yamlio import YAMLError, load_yaml
 from aoti_debug.runs import proc
-from aoti_debug.triage import execute, plan, save
-from aoti_debug.triage_model import DEFAULT_BUDGET_S, ExampleCheck, TriageReport, TriageRequest
-from aoti_debug.triage_rules import rules
+from aoti_debug.triage.engine import execute, plan, save
+from aoti_debug.triage.model import DEFAULT_BUDGET_S, ExampleCheck, TriageReport, TriageRequest
+from aoti_debug.triage.rules import rules
 
 # The README's main job: the full chain (baseline, explain_index_oob, parity, sanity, dump_kernel_inputs).
 DEFAULT_EXAMPLE = "index_oob"

@@ -14,7 +14,7 @@ from aoti_debug.common.errors import DataError
 from aoti_debug.common.yamlio import YAMLError, load_yaml
 from aoti_debug.runs.flags import flag_table
 
-DATA = Path(__file__).resolve().parent / "data" / "triage.yaml"
+DATA = Path(__file__).resolve().parent.parent / "data" / "triage.yaml"
 # Flags every run gets (flags.resolve): a preset made only of these is already in the baseline.
 DEFAULT_FLAGS = {"PYTHONFAULTHANDLER": "1"}
 

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from aoti_debug.common.errors import BadInput
-from aoti_debug.tomledit import render_table, replace_table
+from aoti_debug.install.tomledit import render_table, replace_table
 
 try:
     import tomllib

@@ -3,16 +3,16 @@ OOM request matched to a buffer and an input dim, a constant name against the pa
 
 from __future__ import annotations
 
-from aoti_debug import culprits
 from aoti_debug.classify.engine import classify_text
 from aoti_debug.common.errors import AotiDebugError
 from aoti_debug.package.pt2zip import open_pt2
 from aoti_debug.parity.engine import ParityReport, check_parity
 from aoti_debug.runs import store as runs
-from aoti_debug.triage_causes import from_parity
-from aoti_debug.triage_model import Step
-from aoti_debug.triage_rules import rules
-from aoti_debug.triage_steps import PARITY_S, TAIL, Ctx, prefetched, reroute, skip
+from aoti_debug.triage import culprits
+from aoti_debug.triage.causes import from_parity
+from aoti_debug.triage.model import Step
+from aoti_debug.triage.rules import rules
+from aoti_debug.triage.steps import PARITY_S, TAIL, Ctx, prefetched, reroute, skip
 
 # Parity kinds that say the package's device and the load side differ.
 DEVICE_KINDS = {"load_device", "no_cuda_build", "no_gpu", "compute_capability", "device_type"}

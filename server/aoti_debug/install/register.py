@@ -25,11 +25,11 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, computed_field
 
-from aoti_debug.agentconfig import merge_json, merge_toml
 from aoti_debug.common.errors import BadInput
 from aoti_debug.common.paths import project_root
 from aoti_debug.common.yamlio import YAMLError, load_yaml
-from aoti_debug.launch import ServerEntry, entry_notes, server_entry, token_helper
+from aoti_debug.install.agentconfig import merge_json, merge_toml
+from aoti_debug.install.launch import ServerEntry, entry_notes, server_entry, token_helper
 
 AGENTS = ("claude-code", "codex")
 NAME = "aoti-debug"  # the skill folder, the front matter name and the MCP server name

@@ -23,7 +23,7 @@ from typing import Any
 
 from aoti_debug.common.paths import guides_dir
 
-CACHE = Path(__file__).resolve().parent / "data" / "start_cache.json"
+CACHE = Path(__file__).resolve().parent.parent / "data" / "start_cache.json"
 
 
 def load() -> dict[str, Any] | None:
@@ -101,7 +101,7 @@ def fresh() -> dict[str, Any]:
     """The cache's content generated afresh: the SDK's own output schemas (a server built without the cache)."""
     import anyio
 
-    from aoti_debug.app import build_server
+    from aoti_debug.mcp.app import build_server
 
     async def listed() -> dict[str, dict]:
         server = build_server([Path.cwd()], cached=False)

@@ -9,9 +9,9 @@ from aoti_debug.kernels.dump import dump_kernel_inputs
 from aoti_debug.kernels.model import DumpRequest
 from aoti_debug.kernels.printer_collect import parse_file
 from aoti_debug.kernels.suspects import Suspect, crash_suspects, name_suspects
-from aoti_debug.triage_causes import from_suspect
-from aoti_debug.triage_model import Step
-from aoti_debug.triage_steps import Ctx, skip
+from aoti_debug.triage.causes import from_suspect
+from aoti_debug.triage.model import Step
+from aoti_debug.triage.steps import Ctx, skip
 
 # Evidence keys whose log is printer output (level 2 is the one with values).
 PRINTER_KEYS = ("dump_kernel_inputs", "kernel_names")
