@@ -18,7 +18,7 @@ from pathlib import Path
 
 from aoti_debug.classify.engine import Classification, classify_text
 from aoti_debug.classify.guides import load_guides
-from aoti_debug.common import logread as logclean
+from aoti_debug.common import logread
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "logs"
 MATCH = "#=MATCH=# "
@@ -92,7 +92,7 @@ def capture_spans(result: Classification, g: Golden) -> dict[int, list[tuple[int
         raw = lines[e.line - 1]
         # evidence text is cut to 400 characters: clean the whole line again; the cleaner only strips a
         # prefix (timestamps, rank tags), so the cleaned line normally ends the raw one
-        text = logclean.clean_line(raw) or e.text
+        text = logread.clean_line(raw) or e.text
         offset = len(raw) - len(text) if raw.endswith(text) else None
         spans: list[tuple[int, int]] = []
         for p in rule.patterns:

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 from aoti_debug.classify.guides import PATTERN_IDS, load_guides
-from aoti_debug.common.paths import guides_dir, project_root, skill_file
+from aoti_debug.common.paths import guides_digest, guides_dir, project_root, skill_file
 from aoti_debug.mcp import startcache
 from aoti_debug.mcp.app import build_server
 from mcp import Client, StdioServerParameters
@@ -102,7 +102,7 @@ async def test_the_published_tools_and_resources_are_the_ones_generated_without_
         assert all(t["output_schema"] for t in published)
         resources = [[r.model_dump() for r in (await c.list_resources()).resources] for c in (cached, fresh)]
         assert resources[0] == resources[1] and len(resources[0]) == len(load_guides()) + 1
-        assert startcache.load()["guides_digest"] == startcache.guides_digest(guides_dir())
+        assert startcache.load()["guides_digest"] == guides_digest(guides_dir())
         # the return model is imported on the first call, and the result is validated against it
         result = await cached.call_tool("classify_error", {"log_text": CPU_OOB})
         assert result.structured_content["pattern"] == "triton_index_out_of_bounds"
@@ -136,9 +136,10 @@ def test_a_server_start_imports_no_engine_yaml_or_torch() -> None:
              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('aoti_debug', 'yaml', 'torch')))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     loaded = set(ast.literal_eval(out.stdout.strip()))
-    assert loaded == {"aoti_debug", "aoti_debug.mcp.app", "aoti_debug.common.errors", "aoti_debug.common.limits", "aoti_debug.common.paths",
-                      "aoti_debug.runs.probe", "aoti_debug.common.roots", "aoti_debug.mcp.startcache",
-                      "aoti_debug.version"}, out.stderr
+    assert loaded == {"aoti_debug", "aoti_debug.version", "aoti_debug.common", "aoti_debug.common.errors",
+                      "aoti_debug.common.limits", "aoti_debug.common.paths", "aoti_debug.common.roots",
+                      "aoti_debug.mcp", "aoti_debug.mcp.app", "aoti_debug.mcp.startcache",
+                      "aoti_debug.runs", "aoti_debug.runs.probe"}, out.stderr
 
 
 @pytest.mark.anyio

@@ -23,9 +23,8 @@ from aoti_debug import version as version_module
 from aoti_debug.classify.guides import get_guide
 from aoti_debug.cli import main
 from aoti_debug.cli.triage import list_examples
-from aoti_debug.common.paths import guides_dir
+from aoti_debug.common.paths import guides_digest, guides_dir
 from aoti_debug.mcp.app import build_server
-from aoti_debug.mcp.startcache import guides_digest
 from aoti_debug.version import describe, package_version
 from distribution import (
     build_dists,

@@ -16,6 +16,7 @@ from aoti_debug.common.errors import BadInput
 from aoti_debug.runs import rerun
 from aoti_debug.runs import store as runs
 from aoti_debug.runs.rerun import RerunRequest
+from aoti_debug.triage import record
 from pkgs import ROOT, build_example
 
 pytestmark = pytest.mark.spawns
@@ -170,10 +171,10 @@ def test_a_background_run_is_polled_with_get_run_and_its_result_persists(root) -
     started = rerun.start(RerunRequest(argv=["python", "repro.py"], cwd=str(root)), [root])
     assert started.status == "running" and started.progress is not None
     time.sleep(1.2)
-    mid = rerun.get_run(started.run_id)
+    mid = record.get_run(started.run_id)
     assert mid.status == "running" and "tick 0" in mid.stdout_tail
     runs.wait(started.run_id, 30)
-    done = rerun.get_run(started.run_id)
+    done = record.get_run(started.run_id)
     assert done.status == "ok" and "tick 2" in done.stdout_tail and done.progress is None
     saved = json.loads((runs.run_path(started.run_id) / "result.json").read_text())
     assert saved["status"] == "ok" and saved["run_id"] == started.run_id
@@ -183,7 +184,7 @@ def test_a_background_run_is_polled_with_get_run_and_its_result_persists(root) -
                                              ("20990101-000000-abcdef", "no run")])
 def test_get_run_refuses_bad_ids_and_names_unknown_ones(run_id, message) -> None:
     with pytest.raises(BadInput, match=message):
-        rerun.get_run(run_id)
+        record.get_run(run_id)
 
 
 def test_old_run_directories_are_pruned(root, monkeypatch, home) -> None:

@@ -12,10 +12,10 @@ import pytest
 import strict_known
 from aoti_debug.cli import main
 from aoti_debug.common.errors import BadInput
-from aoti_debug.runs.rerun import get_run
 from aoti_debug.triage import examples
 from aoti_debug.triage.engine import find_package, triage
 from aoti_debug.triage.model import RootCause, TriageReport, TriageRequest
+from aoti_debug.triage.record import get_run
 from aoti_debug.triage.rules import rules
 from pkgs import build_example
 

@@ -42,8 +42,7 @@ def package_version() -> str:
 
 
 def describe() -> str:
-    """`aoti-debug 0.1.0 (guides sha256 1a2b3c4d5e6f)`: the version and the guides it serves (startcache's digest)."""
-    from aoti_debug.common.paths import guides_dir
-    from aoti_debug.mcp.startcache import guides_digest
+    """`aoti-debug 0.1.0 (guides sha256 1a2b3c4d5e6f)`: the version and the digest of the guides it serves."""
+    from aoti_debug.common.paths import guides_digest, guides_dir
 
     return f"{NAME} {package_version()} (guides sha256 {guides_digest(guides_dir())[:12]})"

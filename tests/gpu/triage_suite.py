@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "server"))
 
 from aoti_debug.classify.engine import classify_file  # noqa: E402
-from aoti_debug.runs import store as runs
+from aoti_debug.runs import store as runs  # noqa: E402
 from aoti_debug.triage import examples  # noqa: E402
 from aoti_debug.triage.engine import triage  # noqa: E402
 from aoti_debug.triage.model import TriageReport, TriageRequest  # noqa: E402

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal as _signal
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -11,9 +10,9 @@ from pydantic import BaseModel, Field
 from aoti_debug.classify import phase as phases
 from aoti_debug.classify.guides import NextStep, load_guides, rules
 from aoti_debug.classify.logscan import EVIDENCE_PER_PATTERN, Hits, Matcher
-from aoti_debug.common import logread as logclean
+from aoti_debug.common import logread
 from aoti_debug.common.errors import BadInput
-from aoti_debug.common.intparse import to_int
+from aoti_debug.common.signals import signal_name
 
 CHUNK = 1 << 20
 DECISIVE, STRONG = 0.5, 0.9
@@ -69,23 +68,6 @@ class Classification(BaseModel):
     bytes_scanned: int = 0
 
 
-def _signal_name(exit_status: int | str | None) -> str | None:
-    if exit_status is None:
-        return None
-    if isinstance(exit_status, str):
-        if exit_status.lstrip("-").isdigit():
-            if (parsed := to_int(exit_status)) is None:
-                return None
-            exit_status = parsed
-        else:
-            return exit_status.upper() if exit_status.upper().startswith("SIG") else None
-    num = -exit_status if exit_status < 0 else exit_status - 128 if 128 < exit_status < 160 else None
-    try:
-        return _signal.Signals(num).name if num else None
-    except ValueError:
-        return f"signal {num}"
-
-
 def _guide_ref(pattern: str) -> GuideRef:
     g = load_guides()[pattern]
     return GuideRef(id=g.id, title=g.title, path=str(g.path), uri=g.uri)
@@ -137,7 +119,7 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     nlines, nbytes, blank = matcher.scan(chunks, [*hits, marks, excs])
     if blank:
         raise BadInput("the log is empty: pass the full output of the failing run (stdout and stderr)")
-    sig = _signal_name(exit_status)
+    sig = signal_name(exit_status)
     # A compiled model or package shows itself by a phase marker or a weak cue of some rule.
     aoti_context = bool(marks.first) or any(h.cued() for h in hits)
     scored = {h.rule.id: (h.score(aoti_context), h) for h in hits}
@@ -219,7 +201,7 @@ def classify_file(path: str | Path, exit_status: int | str | None = None,
     if not p.is_file():
         raise BadInput(f"not a regular file: {p}")
     try:
-        result = classify_chunks(logclean.file_chunks(p, CHUNK, within), exit_status)
+        result = classify_chunks(logread.file_chunks(p, CHUNK, within), exit_status)
     except PermissionError as exc:
         raise BadInput(f"cannot read {p}: {exc.strerror}") from exc
     return result

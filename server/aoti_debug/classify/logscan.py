@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 
 from aoti_debug.classify.guides import Pattern, Rule
-from aoti_debug.common import logread as logclean
+from aoti_debug.common import logread
 
 # Of a "line" longer than this (binary junk, a progress bar without newlines) only the tail is kept: the
 # message usually ends the line, and memory stays bounded.
@@ -115,7 +115,7 @@ class Matcher:
         found = []
         tried: set[tuple[int, int]] = set()  # a regex listed under several needles is tried once
         present = [n for n in {n for seed in seeds for n in self.within[seed]} if n in raw]
-        line = logclean.clean_line(raw.decode("utf-8", errors="replace")) if present else None
+        line = logread.clean_line(raw.decode("utf-8", errors="replace")) if present else None
         for needle in present if line is not None else ():
             for gi, pi, rx in self.by_needle[needle]:
                 if (gi, pi) in tried:
@@ -219,7 +219,7 @@ def _lines_chunks(chunks: Iterable[bytes]) -> Iterator[tuple[bytes, int]]:
     carry = b""
     skipped = 0
     for raw in chunks:
-        data = carry + logclean.normalize_chunk(raw)
+        data = carry + logread.normalize_chunk(raw)
         cut = data.rfind(b"\n") + 1
         carry = data[cut:]
         if len(carry) > MAX_LINE:

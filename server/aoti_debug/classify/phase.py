@@ -6,11 +6,10 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from aoti_debug.classify.guides import Pattern
-from aoti_debug.common.errors import DataError
-from aoti_debug.common.yamlio import YAMLError, load_yaml
+from aoti_debug.common.yamlio import load_model
 
 DATA = Path(__file__).parent.parent / "data" / "phases.yaml"
 LogPhase = Literal["export", "compile", "load", "run"]
@@ -41,10 +40,7 @@ class _Markers(BaseModel):
 
 @cache
 def _data() -> _Markers:
-    try:
-        return _Markers.model_validate(load_yaml(DATA.read_text(encoding="utf-8")))
-    except (YAMLError, ValidationError) as exc:
-        raise DataError(f"{DATA}: {exc}") from exc
+    return load_model(DATA, _Markers)
 
 
 def markers() -> list[Marker]:

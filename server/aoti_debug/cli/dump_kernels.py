@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from aoti_debug.cli._out import emit
+from aoti_debug.cli._out import add_roots, emit, progress_line
 from aoti_debug.common.errors import BadInput
 from aoti_debug.common.roots import configured_roots
 from aoti_debug.kernels.dump import dump_kernel_inputs
@@ -24,8 +24,7 @@ def register(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentPar
                    help="3: only name the failing kernel; 2: also its inputs' stats (default); 1: also save tensors")
     p.add_argument("--timeout", type=float, default=DEFAULT_PASS_TIMEOUT_S, metavar="S", help="Limit per pass")
     p.add_argument("--cwd", help="Working directory (default: the first root)")
-    p.add_argument("--root", action="append", default=[], metavar="DIR",
-                   help="Allowed root (repeatable; also $AOTI_DEBUG_ROOTS; default: the current directory)")
+    add_roots(p)
     p.add_argument("--json", action="store_true", help="Print the DumpResult model as JSON")
     p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- then the command and its arguments")
     return p
@@ -71,10 +70,6 @@ def human(r: DumpResult) -> str:  # type: ignore[override]
     return "\n".join(lines)
 
 
-def _progress(elapsed: float, nbytes: int, step: str) -> None:
-    print(f"\r  {step}: {elapsed:5.0f} s, {nbytes} bytes of output ", end="", file=sys.stderr, flush=True)
-
-
 def run(args: argparse.Namespace) -> int:
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
     if not cmd:
@@ -82,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     kernels = [k.strip() for k in (args.kernels or "").split(",") if k.strip()]
     req = DumpRequest(argv=cmd, cwd=args.cwd, kernels=kernels, level=args.level, timeout_s=args.timeout)
     tty = sys.stderr.isatty()
-    result = dump_kernel_inputs(req, configured_roots(args.root), note=_progress if tty else None)
+    result = dump_kernel_inputs(req, configured_roots(args.root), note=progress_line if tty else None)
     if tty:
         print(file=sys.stderr)
     emit(result, args.json, human)

@@ -7,7 +7,7 @@ import argparse
 from aoti_debug.cli import triage as triage_cli
 from aoti_debug.cli._out import emit
 from aoti_debug.cli.rerun import human
-from aoti_debug.runs.rerun import get_run
+from aoti_debug.triage.record import get_run
 
 
 def register(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentParser:

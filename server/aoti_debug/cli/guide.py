@@ -23,9 +23,9 @@ def run(args: argparse.Namespace) -> int:
         print(routing_table())
         return 0
     if args.write_skill:
-        from aoti_debug.mcp import startcache  # builds the MCP server once to generate the schemas
+        from aoti_debug.mcp import regenerate  # builds the MCP server once to generate the schemas
 
-        changed = write_tables() + (["server/aoti_debug/data/start_cache.json"] if startcache.write() else [])
+        changed = write_tables() + (["server/aoti_debug/data/start_cache.json"] if regenerate.write() else [])
         print("updated: " + ", ".join(changed) if changed else "generated tables already current")
         return 0
     if args.id is None:

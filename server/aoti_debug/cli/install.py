@@ -7,7 +7,7 @@ import argparse
 import re
 from collections import Counter
 
-from aoti_debug.cli._out import emit
+from aoti_debug.cli._out import add_roots, emit
 from aoti_debug.common.errors import BadInput
 from aoti_debug.install.register import AGENTS, DEFAULT_TOOL_TIMEOUT_S, InstallResult, install
 
@@ -21,8 +21,7 @@ def register(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentPar
     p.add_argument("--scope", choices=["project", "user"], default="project",
                    help="project: files under --project-dir; user: your home (default: project)")
     p.add_argument("--project-dir", metavar="DIR", help="The project (default: the current directory)")
-    p.add_argument("--root", action="append", default=[], metavar="DIR",
-                   help="Allowed root written into the server registration (repeatable; default: the project)")
+    add_roots(p, "Allowed root written into the server registration (repeatable; default: the project)")
     p.add_argument("--command", dest="server_command", metavar="CMD",
                    help="How to start the server, e.g. 'uvx --from git+URL aoti-debug' (default: this aoti-debug, "
                    "by absolute path)")

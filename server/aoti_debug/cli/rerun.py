@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from aoti_debug.cli._out import emit, pairs
+from aoti_debug.cli._out import add_roots, emit, pairs, progress_line
 from aoti_debug.common.errors import BadInput
 from aoti_debug.common.roots import configured_roots
 from aoti_debug.runs.rerun import DEFAULT_TIMEOUT_S, RerunRequest, RunResult, rerun
@@ -23,17 +23,12 @@ def register(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentPar
     p.add_argument("--baseline", action="store_true", help="First run without the flags, then compare")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S", help="Limit per run (seconds)")
     p.add_argument("--cwd", help="Working directory (default: the first root)")
-    p.add_argument("--root", action="append", default=[], metavar="DIR",
-                   help="Allowed root (repeatable; also $AOTI_DEBUG_ROOTS; default: the current directory)")
+    add_roots(p)
     p.add_argument("--no-fresh-cache", action="store_true", help="Keep the inherited TORCHINDUCTOR_CACHE_DIR")
     p.add_argument("--no-forensics", action="store_true", help="No gdb/compute-sanitizer rerun after a crash")
     p.add_argument("--json", action="store_true", help="Print the RunResult model as JSON")
     p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- then the command and its arguments")
     return p
-
-
-def _progress(elapsed: float, nbytes: int, step: str) -> None:
-    print(f"\r  {step}: {elapsed:5.0f} s, {nbytes} bytes of output ", end="", file=sys.stderr, flush=True)
 
 
 def human(r: RunResult) -> str:  # type: ignore[override]
@@ -85,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     flags = pairs(args.flag, "--flag", "NAME=VALUE", empty_ok=True)
     req = RerunRequest(argv=cmd, cwd=args.cwd, presets=args.preset, flags=flags, baseline=args.baseline,
                        timeout_s=args.timeout, fresh_cache=not args.no_fresh_cache, forensics=not args.no_forensics)
-    result = rerun(req, configured_roots(args.root), note=_progress if sys.stderr.isatty() else None)
+    result = rerun(req, configured_roots(args.root), note=progress_line if sys.stderr.isatty() else None)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     emit(result, args.json, human)

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import argparse
 
+from aoti_debug.cli._out import add_roots
+
 
 def register(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentParser:
     p = sub.add_parser(name, help="Run the MCP server (stdio by default)")
     p.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
     p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (loopback unless --allow-remote)")
     p.add_argument("--port", type=int, default=3001)
-    p.add_argument("--root", action="append", default=[], metavar="DIR",
-                   help="Allowed root for paths clients name (repeatable; also $AOTI_DEBUG_ROOTS; default: cwd)")
+    add_roots(p, "Allowed root for paths clients name (repeatable; also $AOTI_DEBUG_ROOTS; default: cwd)")
     p.add_argument("--auth-token-file", metavar="F", default=None,
                    help="HTTP: the bearer token clients must send (a 0600 file); default: <data home>/http_token, "
                         "generated at the first start")

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from aoti_debug.cli._out import emit, pairs
+from aoti_debug.cli._out import add_roots, emit, pairs
 from aoti_debug.common.errors import BadInput
 from aoti_debug.common.roots import configured_roots
 from aoti_debug.triage import examples
@@ -33,8 +33,7 @@ def register(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentPar
     p.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S, metavar="S", help="Total seconds for every step")
     p.add_argument("--timeout", type=float, default=DEFAULT_RUN_TIMEOUT_S, metavar="S", help="Limit per run")
     p.add_argument("--cwd", help="Working directory (default: the first root)")
-    p.add_argument("--root", action="append", default=[], metavar="DIR",
-                   help="Allowed root (repeatable; also $AOTI_DEBUG_ROOTS; default: the current directory)")
+    add_roots(p)
     p.add_argument("--no-capture", action="store_true",
                    help="Run the baseline exactly as given, without the calls capture runner")
     p.add_argument("--no-probe", action="store_true",

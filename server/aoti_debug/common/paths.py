@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from functools import cache
 from pathlib import Path
@@ -35,3 +36,11 @@ def skill_dir() -> Path:
 
 def examples_dir() -> Path:
     return project_root() / "examples"
+
+
+def guides_digest(folder: Path) -> str:
+    """sha256 over the guide files' names and bytes (a millisecond: no parsing)."""
+    h = hashlib.sha256()
+    for path in sorted(folder.glob("*.md")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()

@@ -6,10 +6,9 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from aoti_debug.common.errors import DataError
-from aoti_debug.common.yamlio import YAMLError, load_yaml
+from aoti_debug.common.yamlio import load_model
 from aoti_debug.kernels.printer_log import IndexAssert
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "index_oob.yaml"
@@ -111,10 +110,7 @@ class CauseTable(BaseModel):
 
 @cache
 def cause_table() -> CauseTable:
-    try:
-        return CauseTable.model_validate(load_yaml(DATA.read_text()))
-    except (OSError, YAMLError, ValidationError) as exc:
-        raise DataError(f"{DATA}: {exc}") from exc
+    return load_model(DATA, CauseTable)
 
 
 class _Fill(dict):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # the return models: resolved by startcache from each tool's 
     from aoti_debug.parity.engine import ParityReport
     from aoti_debug.runs.model import RunResult
     from aoti_debug.triage.model import TriageReport
+    from aoti_debug.triage.record import RunRecord
 
 log = logging.getLogger("aoti_debug")
 
@@ -73,6 +74,13 @@ def tool_errors() -> Iterator[None]:
         raise ToolError(str(exc)) from exc
 
 
+def _progress_to(ctx: Context) -> Callable[[float, int, str], Awaitable[None]]:
+    """A run's progress (elapsed seconds, bytes of output, step) as the client's progress notifications."""
+    async def progress(elapsed: float, nbytes: int, step: str) -> None:
+        await ctx.report_progress(elapsed, None, f"{step}: {elapsed:.0f} s, {nbytes} bytes of output")
+    return progress
+
+
 def _log_chunks(roots: list[Path], log_text: str | None, log_path: str | None) -> Iterable[bytes]:
     """The log a tool was given, as byte chunks: exactly one of the text or a file inside the roots."""
     if (log_text is None) == (log_path is None):
@@ -88,7 +96,8 @@ def _log_chunks(roots: list[Path], log_text: str | None, log_path: str | None) -
 
 
 def _register_classify(mcp: MCPServer, roots: list[Path], cached: dict | None) -> None:
-    @_tool(mcp, cached, "aoti_debug.classify.engine:Classification", annotations=READ_ONLY, title="Classify an AOTI error log")
+    @_tool(mcp, cached, "aoti_debug.classify.engine:Classification", annotations=READ_ONLY,
+           title="Classify an AOTI error log")
     def classify_error(
         log_text: Annotated[str | None, Field(description="The failing run's output (stdout and stderr)")] = None,
         log_path: Annotated[str | None, Field(description="Or a log file inside the allowed roots")] = None,
@@ -136,21 +145,19 @@ def _register_rerun(mcp: MCPServer, roots: list[Path], cached: dict | None) -> N
                 return await anyio.to_thread.run_sync(rerun.start, req, roots)
             plan = await anyio.to_thread.run_sync(lambda: rerun.plan(req, roots, hold=True))
 
-            async def progress(elapsed: float, nbytes: int, step: str) -> None:
-                await ctx.report_progress(elapsed, None, f"{step}: {elapsed:.0f} s, {nbytes} bytes of output")
 
             return await proc.in_thread(lambda cancel, note: rerun.execute_held(plan, cancel=cancel, note=note),
-                                        on_progress=progress)
+                                        on_progress=_progress_to(ctx))
 
-    @_tool(mcp, cached, "aoti_debug.runs.model:RunResult", annotations=READ_ONLY, title="Poll a rerun or a triage")
+    @_tool(mcp, cached, "aoti_debug.triage.record:RunRecord", annotations=READ_ONLY, title="Poll a rerun or a triage")
     def get_run(
         run_id: Annotated[str, Field(description="The run id rerun_with_flags or triage returned")],
-    ) -> RunResult:
+    ) -> RunRecord:
         """A rerun's result, or its progress and output tails while it is still going; a triage's in 'triage'."""
-        from aoti_debug.runs import rerun
+        from aoti_debug.triage import record
 
         with tool_errors():
-            return rerun.get_run(run_id)
+            return record.get_run(run_id)
 
     @mcp.resource("aoti-run://{run_id}/{name}", title="A rerun's log or result", mime_type="text/plain",
                   annotations=Annotations(audience=["assistant"], priority=0.5))
@@ -223,11 +230,9 @@ def _register_kernels(mcp: MCPServer, roots: list[Path], cached: dict | None) ->
         with tool_errors():
             req = DumpRequest(argv=argv, kernels=kernels or [], level=level, cwd=cwd, timeout_s=timeout_s)
 
-            async def progress(elapsed: float, nbytes: int, step: str) -> None:
-                await ctx.report_progress(elapsed, None, f"{step}: {elapsed:.0f} s, {nbytes} bytes of output")
 
             return await proc.in_thread(lambda cancel, note: dump_kernel_inputs_(req, roots, cancel=cancel, note=note),
-                                        on_progress=progress)
+                                        on_progress=_progress_to(ctx))
 
     @_tool(mcp, cached, "aoti_debug.kernels.index_oob_model:OobExplanation", annotations=READ_ONLY,
            title="Explain an index-out-of-bounds assertion from the package's sources")
@@ -377,7 +382,7 @@ def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 3001, r
     from aoti_debug.runs import proctree
 
     logging.basicConfig(level=logging.WARNING, format="aoti-debug %(levelname)s %(message)s")
-    logging.getLogger("aoti_debug.runs.store").setLevel(logging.INFO)  # every command the server runs is logged
+    logging.getLogger("aoti_debug.runs").setLevel(logging.INFO)  # every command the server runs is logged
     proctree.adopt_orphans()  # what a run's dead leader leaves behind becomes ours to find and kill
     token = httpauth.prepare(host, token_file, allow_remote, no_auth) if transport != "stdio" else None
     mcp = build_server(roots)

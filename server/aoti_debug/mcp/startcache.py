@@ -6,14 +6,13 @@ guide's YAML front matter parsed and validated (~80 ms with the YAML import). Th
 instead, imports a tool's return model on its first call, and parses the guides when a tool needs them.
 The guide entries are used only while the guides folder hashes to the digest stored beside them (an edited
 guide or AOTI_DEBUG_DATA_ROOT pointing elsewhere: parsed afresh). tests/test_app.py checks the copy against a
-fresh generation; `aoti-debug guide --write-skill` rewrites it. No MCP import here: the adapter passes its
-server in.
+fresh generation; `aoti-debug guide --write-skill` rewrites it (mcp/regenerate.py). No MCP import here: the
+adapter passes its server in.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib
 import inspect
 import json
@@ -21,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from aoti_debug.common.paths import guides_dir
+from aoti_debug.common.paths import guides_digest, guides_dir
 
 CACHE = Path(__file__).resolve().parent.parent / "data" / "start_cache.json"
 
@@ -66,20 +65,20 @@ def cached_tool(mcp: Any, cached: dict[str, dict] | None, output: str, **kw: Any
                 return fn(*args, **kwargs)
 
         mcp.tool(structured_output=False, **kw)(call)
-        # FuncMetadata's fields are read live (its docstring says so): results are validated against the model
-        # once resolve() has set it, before the result is converted; tools/list publishes the cached schema.
-        meta = mcp._tool_manager.get_tool(fn.__name__).fn_metadata
-        meta.output_schema = cached[fn.__name__]
+        meta = _publish_schema(mcp, fn.__name__, cached[fn.__name__])
         return fn
     return register
 
 
-def guides_digest(folder: Path) -> str:
-    """sha256 over the guide files' names and bytes (a millisecond: no parsing)."""
-    h = hashlib.sha256()
-    for path in sorted(folder.glob("*.md")):
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
+def _publish_schema(mcp: Any, name: str, schema: dict) -> Any:
+    """The one reach into the SDK's private state, and why: the public API (tool/add_tool) can only publish a
+    schema it generates from an imported model, which is the start-up cost this cache avoids. FuncMetadata's fields
+    are read live (its docstring says so): tools/list publishes this schema, and results are validated against the
+    model once the caller sets meta.output_model, before the result is converted. tests/test_app.py guards it
+    (the published tools/list equals a server built without the cache, and a call through it is validated)."""
+    meta = mcp._tool_manager.get_tool(name).fn_metadata
+    meta.output_schema = schema
+    return meta
 
 
 def guide_resources() -> list[dict[str, Any]]:
@@ -95,30 +94,3 @@ def published_guides(cache: dict[str, Any] | None) -> list[dict[str, Any]]:
     if cache and cache.get("guides_digest") == guides_digest(guides_dir()):
         return cache["guide_resources"]
     return guide_resources()
-
-
-def fresh() -> dict[str, Any]:
-    """The cache's content generated afresh: the SDK's own output schemas (a server built without the cache)."""
-    import anyio
-
-    from aoti_debug.mcp.app import build_server
-
-    async def listed() -> dict[str, dict]:
-        server = build_server([Path.cwd()], cached=False)
-        return {t.name: t.output_schema for t in await server.list_tools()}
-
-    return {"guides_digest": guides_digest(guides_dir()), "guide_resources": guide_resources(),
-            "output_schemas": anyio.run(listed)}
-
-
-def render(content: dict[str, Any]) -> str:
-    return json.dumps(content, indent=1, sort_keys=True) + "\n"
-
-
-def write() -> bool:
-    """Rewrite the cache from a fresh generation; True when it changed."""
-    text = render(fresh())
-    if CACHE.is_file() and CACHE.read_text() == text:
-        return False
-    CACHE.write_text(text)
-    return True

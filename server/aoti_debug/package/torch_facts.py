@@ -7,10 +7,9 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from aoti_debug.common.errors import DataError
-from aoti_debug.common.yamlio import YAMLError, load_yaml
+from aoti_debug.common.yamlio import load_model
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 
@@ -94,11 +93,7 @@ class _Kinds(BaseModel):
 
 
 def _load(name: str, model: type[BaseModel]) -> BaseModel:
-    path = DATA / name
-    try:
-        return model.model_validate(load_yaml(path.read_text(encoding="utf-8")))
-    except (OSError, YAMLError, ValidationError) as exc:
-        raise DataError(f"{path}: {exc}") from exc
+    return load_model(DATA / name, model)
 
 
 @cache

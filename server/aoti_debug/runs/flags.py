@@ -7,13 +7,14 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from aoti_debug.classify.guides import parse_guide
 from aoti_debug.common import programs
-from aoti_debug.common.errors import BadInput, DataError
+from aoti_debug.common.errors import BadInput
 from aoti_debug.common.paths import guides_dir
 from aoti_debug.common.roots import check_path
+from aoti_debug.common.yamlio import validated
 
 GUIDE = "debug-flags"
 Phase = Literal["compile", "runtime"]
@@ -97,10 +98,7 @@ def value_ok(spec: FlagSpec, value: str) -> bool:
 def flag_table(path: Path | None = None) -> FlagTable:
     """Load and validate the table from guides/debug-flags.md."""
     guide = parse_guide(path or guides_dir() / f"{GUIDE}.md")
-    try:
-        return FlagTable.model_validate(guide.meta)
-    except ValidationError as exc:
-        raise DataError(f"{guide.path}: invalid flag table:\n{exc}") from exc
+    return validated(FlagTable, guide.meta, f"{guide.path}: invalid flag table\n")
 
 
 class FlagUse(BaseModel):

@@ -14,7 +14,6 @@ from aoti_debug.runs.compare import BaselineComparison
 from aoti_debug.runs.flags import FlagUse
 from aoti_debug.runs.forensics import Backtrace, Faulthandler
 from aoti_debug.runs.memcheck import Memcheck
-from aoti_debug.triage.model import TriageReport
 
 # Tails in the result: enough for the error, small enough for a client's output cap.
 TAIL_CHARS = 4000
@@ -93,5 +92,3 @@ class RunResult(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     next_step: str = ""
     progress: RunProgress | None = Field(None, description="While running: elapsed time and bytes of output")
-    triage: TriageReport | None = Field(None, description="A triage run's evidence chain and crash explanation "
-                                        "(the steps so far while it runs)")

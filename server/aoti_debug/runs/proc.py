@@ -10,7 +10,6 @@ import secrets
 import select
 import selectors
 import shutil
-import signal
 import subprocess
 import termios
 import threading
@@ -21,6 +20,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
+from aoti_debug.common.signals import signal_number_name
 from aoti_debug.runs import proctree
 from aoti_debug.runs.capture import CappedLog, Stream
 from aoti_debug.runs.proctree import TERM_GRACE_S, TOKEN_VAR, Tree
@@ -274,10 +274,7 @@ def run(
             pass
         result.returncode = proc.returncode
         if proc.returncode is not None and proc.returncode < 0:
-            try:
-                result.signal = signal.Signals(-proc.returncode).name
-            except ValueError:
-                result.signal = f"signal {-proc.returncode}"
+            result.signal = signal_number_name(-proc.returncode)
     finally:
         for key in list(sel.get_map().values()):
             sel.unregister(key.fd)

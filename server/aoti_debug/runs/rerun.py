@@ -40,7 +40,7 @@ from aoti_debug.runs.model import (  # noqa: F401 - the contract is importable f
     Status,
 )
 
-log = logging.getLogger("aoti_debug.runs.store")
+log = logging.getLogger("aoti_debug.runs")
 
 
 @dataclass
@@ -54,6 +54,10 @@ class Plan:
     argv: list[str]
     uses: list[FlagUse]
     roots: list[Path]
+
+    def snapshot(self, entry: runs.Active) -> RunResult:
+        """get_run's answer while the run goes on: its progress and output tails so far."""
+        return _running(self, entry)
 
 
 def plan(req: RerunRequest, roots: list[Path], *, hold: bool = False, shared_cache: Path | None = None) -> Plan:
@@ -344,17 +348,3 @@ def start(req: RerunRequest, roots: list[Path]) -> RunResult:
 
     entry = runs.start(p.run_id, work, p)
     return _running(p, entry)
-
-
-def get_run(run_id: str) -> RunResult:
-    """A running run's progress and tails so far, or a finished run's result (also after a server restart)."""
-    entry = runs.active(run_id)
-    if entry is not None and entry.payload is not None:  # a triage run answers for itself (its snapshot)
-        snapshot = getattr(entry.payload, "snapshot", None)
-        return snapshot(entry) if snapshot else _running(entry.payload, entry)
-    text = runs.load(run_id)
-    if text is None:
-        if runs.run_path(run_id).is_dir():
-            raise BadInput(f"run {run_id} has no result: it was interrupted before it finished")
-        raise BadInput(f"no run {run_id!r} (finished runs are kept until {runs.MAX_KEPT_RUNS} newer ones exist)")
-    return RunResult.model_validate_json(text)

@@ -14,13 +14,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from aoti_debug.common.errors import BadInput
 from aoti_debug.common.roots import open_regular, runs_dir
 from aoti_debug.runs.proc import Note
 
-log = logging.getLogger("aoti_debug.runs.store")
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+log = logging.getLogger("aoti_debug.runs")
 
 RUN_ID = re.compile(r"\A\d{8}-\d{6}-[0-9a-f]{6}\Z")  # \Z: "$" would accept a trailing newline
 # Old run directories are deleted beyond this many (each may hold an inductor cache).
@@ -108,13 +111,19 @@ def read_file(run_id: str, name: str) -> str:
     return text if size <= RUN_FILE_BYTES else f"[first {size - RUN_FILE_BYTES} bytes left out]\n{text}"
 
 
+class Payload(Protocol):
+    """What started a run (a rerun's or a triage's plan): it answers get_run while the run goes on."""
+
+    def snapshot(self, entry: Active) -> BaseModel: ...
+
+
 @dataclass
 class Active:
-    """A background run: its thread, how to cancel it, its latest progress, and what started it."""
+    """A run in its slot: its thread (background runs), how to cancel it, its latest progress, and its plan."""
 
     cancel: threading.Event
     started: float
-    payload: Any
+    payload: Payload | None
     thread: threading.Thread | None = None
     progress: list[tuple[float, int, str]] = field(default_factory=lambda: [(0.0, 0, "starting")])
 
@@ -129,7 +138,7 @@ def _forget_finished() -> None:
         del _active[rid]
 
 
-def reserve(run_id: str, payload: Any = None) -> Active:
+def reserve(run_id: str, payload: Payload | None = None) -> Active:
     """Take one of the MAX_ACTIVE run slots, for every kind of run (waited or background, rerun, triage, dump):
     called before the run directory is created, so a refused run creates nothing and prunes nothing."""
     with _lock:
@@ -160,7 +169,7 @@ def slot(label: str) -> Iterator[Active]:
         release(label)
 
 
-def start(run_id: str, work: Callable[[threading.Event, Note], None], payload: Any) -> Active:
+def start(run_id: str, work: Callable[[threading.Event, Note], None], payload: Payload) -> Active:
     """Run work(cancel, note) on a thread in the run's slot (reserved here unless plan() already did); work
     must persist its own result before returning."""
     entry = reserve(run_id, payload)

@@ -17,15 +17,16 @@ from aoti_debug.common.roots import check_path, confine
 from aoti_debug.runs import command, flags, probe, proc
 from aoti_debug.runs import store as runs
 from aoti_debug.runs.forensics import parse_faulthandler
-from aoti_debug.runs.model import URI, RunProgress, RunResult
+from aoti_debug.runs.model import URI, RunProgress
 from aoti_debug.runs.rerun import RerunRequest
 from aoti_debug.triage.markdown import markdown, next_thing, step_label
 from aoti_debug.triage.model import Step, TriageReport, TriageRequest
+from aoti_debug.triage.record import RunRecord
 from aoti_debug.triage.step_dump import PRINTER_KEYS, dump
 from aoti_debug.triage.step_package import parity
 from aoti_debug.triage.steps import TAIL, Ctx, oob, prefetch, rerun_preset, run
 
-log = logging.getLogger("aoti_debug.runs.store")
+log = logging.getLogger("aoti_debug.runs")
 
 DISPATCH = {"check_parity": parity, "rerun_with_flags": rerun_preset, "explain_index_oob": oob,
             "dump_kernel_inputs": dump}
@@ -71,11 +72,11 @@ class TriagePlan:
     ctx: Ctx | None = None
     started: float = field(default_factory=time.monotonic)
 
-    def snapshot(self, entry: runs.Active) -> RunResult:
+    def snapshot(self, entry: runs.Active) -> RunRecord:
         """get_run's answer while the triage runs: the steps so far."""
         elapsed, nbytes, step = entry.progress[0]
         report = self.ctx.report.model_copy(deep=True) if self.ctx else None
-        return RunResult(run_id=self.run_id, status="running", command=self.req.argv or [], argv=self.req.argv or [],
+        return RunRecord(run_id=self.run_id, status="running", command=self.req.argv or [], argv=self.req.argv or [],
                          cwd=str(self.cwd or ""), log_uri=URI.format(run_id=self.run_id, name="result"),
                          progress=RunProgress(elapsed_s=round(time.monotonic() - self.started, 1),
                                               output_bytes=nbytes, step=step or "starting"),
@@ -292,7 +293,7 @@ def finish(ctx: Ctx, p: TriagePlan) -> TriageReport:
 
 def save(p: TriagePlan, report: TriageReport) -> None:
     first = report.steps[0] if report.steps else None
-    rr = RunResult(run_id=p.run_id, status=STATUS[report.status], command=p.req.argv or [], argv=p.req.argv or [],
+    rr = RunRecord(run_id=p.run_id, status=STATUS[report.status], command=p.req.argv or [], argv=p.req.argv or [],
                    cwd=str(p.cwd or ""), duration_s=report.elapsed_s, log_path=first.log_path if first else None,
                    log_uri=URI.format(run_id=p.run_id, name="result"), next_step=report.next_step, triage=report)
     runs.save(p.run_id, rr.model_dump_json(indent=2))

@@ -6,12 +6,11 @@ import re
 from functools import cache
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from aoti_debug.classify.engine import Classification
 from aoti_debug.classify.guides import load_guides
-from aoti_debug.common.errors import DataError
-from aoti_debug.common.yamlio import YAMLError, load_yaml
+from aoti_debug.common.yamlio import load_model
 from aoti_debug.runs.flags import flag_table
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "triage.yaml"
@@ -41,10 +40,7 @@ class TriageRules(BaseModel):
 
 @cache
 def rules() -> TriageRules:
-    try:
-        return TriageRules.model_validate(load_yaml(DATA.read_text(encoding="utf-8")))
-    except (OSError, YAMLError, ValidationError) as exc:
-        raise DataError(f"{DATA}: {exc}") from exc
+    return load_model(DATA, TriageRules)
 
 
 def names_cause(c: Classification | None) -> bool:

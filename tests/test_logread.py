@@ -3,34 +3,34 @@
 from __future__ import annotations
 
 import pytest
-from aoti_debug.common import logread as logclean
+from aoti_debug.common import logread
 
-DATA, _, _ = logclean.load()
+DATA, _, _ = logread.load()
 
 
 @pytest.mark.parametrize("rule", DATA.prefixes, ids=lambda r: r.name)
 def test_each_prefix_rule_strips_its_examples_and_keeps_look_alikes(rule) -> None:
     assert rule.strip, f"{rule.name} has no strip examples"
     for line in rule.strip:
-        assert logclean.strip_prefixes(line) != line, line
+        assert logread.strip_prefixes(line) != line, line
     for line in rule.keep:
-        assert logclean.strip_prefixes(line) == line, line
+        assert logread.strip_prefixes(line) == line, line
 
 
 @pytest.mark.parametrize("rule", DATA.ignore, ids=lambda r: r.name)
 def test_each_ignore_rule_drops_its_boilerplate_and_keeps_look_alikes(rule) -> None:
     assert rule.drop and rule.keep, f"{rule.name} needs drop and keep examples"
     for line in rule.drop:
-        assert logclean.ignored_by(line) == rule.name, line
+        assert logread.ignored_by(line) == rule.name, line
     for line in rule.keep:
-        assert logclean.clean_line(line) == line, line
+        assert logread.clean_line(line) == line, line
 
 
 def test_ansi_codes_and_carriage_returns_are_removed_per_chunk() -> None:
     raw = b"\x1b[01;31m\x1b[Kerror: \x1b[m\x1b[Kboom\r\nnext\rlast\n"
-    assert logclean.normalize_chunk(raw) == b"error: boom\nnext\nlast\n"
+    assert logread.normalize_chunk(raw) == b"error: boom\nnext\nlast\n"
 
 
 def test_a_timestamped_rank_prefixed_line_is_reduced_to_its_message() -> None:
     line = "2026-11-22T01:37:42.4326797Z [rank0]: RuntimeError: CUDA error: an illegal memory access was encountered"
-    assert logclean.clean_line(line) == "RuntimeError: CUDA error: an illegal memory access was encountered"
+    assert logread.clean_line(line) == "RuntimeError: CUDA error: an illegal memory access was encountered"
