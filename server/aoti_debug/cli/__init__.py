@@ -1,4 +1,5 @@
-"""The aoti-debug command line: one subcommand per tool, mirroring the MCP server."""
+"""The aoti-debug command line: one subcommand per tool, mirroring the MCP server, plus serve, install and guide.
+A subcommand's module is imported only when it runs; cli/ may import every package (it is the top layer)."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentPar
 
 def run(args: argparse.Namespace) -> int:
     from aoti_debug.common.roots import configured_roots
-    from aoti_debug.mcp.app import serve  # MCP is imported only by this subcommand
+    from aoti_debug.mcp.serve import serve  # MCP is imported only by this subcommand
 
     serve(args.transport, args.host, args.port, configured_roots(args.root), token_file=args.auth_token_file,
           allow_remote=args.allow_remote, no_auth=args.no_auth)

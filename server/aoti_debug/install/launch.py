@@ -1,6 +1,6 @@
 """How an agent reaches the server: a local command, over SSH, through a scheduler's launcher, or an HTTP URL.
 
-`server_entry` turns install's options into one ServerEntry; install.py writes it in each agent's format.
+`server_entry` turns install's options into one ServerEntry; register.py writes it in each agent's format.
 Over SSH every path (roots, scripts, packages) is a path on the remote host, so roots are kept as given.
 """
 

@@ -3,7 +3,7 @@
 Python has no TOML writer in the standard library, and a round trip through a parser would drop
 comments and reformat the user's file. So the edit is textual: find the headers of the table and its
 sub-tables, swap those lines for a freshly rendered block, and keep everything else byte for byte.
-Callers check the result with a real parser (install.py does, with tomllib).
+Callers check the result with a real parser (register.py does, with tomllib).
 """
 
 from __future__ import annotations

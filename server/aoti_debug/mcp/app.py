@@ -1,4 +1,4 @@
-"""The MCP adapter: the only module that imports MCP. Registers tools, guide resources and the triage prompt.
+"""The MCP adapter: registers the tools, guide resources and the triage prompt (with serve.py, the only MCP importers).
 
 The engines are imported by the tool that runs them, on its first call: a server start imports only what the
 tools' parameters are declared with, and publishes output schemas and guide resources from startcache
@@ -22,7 +22,6 @@ from mcp.server.mcpserver.resources import FileResource
 from mcp.types import Annotations, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from aoti_debug import __version__
 from aoti_debug.common.errors import AotiDebugError, BadInput
 from aoti_debug.common.limits import (
     DEFAULT_BUDGET_S,
@@ -37,6 +36,7 @@ from aoti_debug.common.roots import check_path, configured_roots, confine
 from aoti_debug.mcp import startcache
 from aoti_debug.mcp.startcache import cached_tool as _tool
 from aoti_debug.runs.probe import ActualInput
+from aoti_debug.version import package_version
 
 if TYPE_CHECKING:  # the return models: resolved by startcache from each tool's output= on its first call
     from aoti_debug.classify.engine import Classification
@@ -364,7 +364,7 @@ def build_server(roots: list[Path] | None = None, cached: bool = True) -> MCPSer
     roots = roots or configured_roots()
     cache = startcache.load() if cached else None
     schemas = cache["output_schemas"] if cache else None
-    mcp = MCPServer("aoti-debug", title="aoti-debug", instructions=INSTRUCTIONS, version=__version__)
+    mcp = MCPServer("aoti-debug", title="aoti-debug", instructions=INSTRUCTIONS, version=package_version())
     _register_classify(mcp, roots, schemas)
     _register_parity(mcp, roots, schemas)
     _register_rerun(mcp, roots, schemas)
@@ -373,34 +373,3 @@ def build_server(roots: list[Path] | None = None, cached: bool = True) -> MCPSer
     _register_guides(mcp, cache)
     _register_prompts(mcp)
     return mcp
-
-
-def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 3001, roots: list[Path] | None = None,
-          *, token_file: str | None = None, allow_remote: bool = False, no_auth: bool = False) -> None:
-    """Run the server (stdout: protocol only); HTTP needs the bearer token and a loopback bind (httpauth.py)."""
-    from aoti_debug.mcp import httpauth
-    from aoti_debug.runs import proctree
-
-    logging.basicConfig(level=logging.WARNING, format="aoti-debug %(levelname)s %(message)s")
-    logging.getLogger("aoti_debug.runs").setLevel(logging.INFO)  # every command the server runs is logged
-    proctree.adopt_orphans()  # what a run's dead leader leaves behind becomes ours to find and kill
-    token = httpauth.prepare(host, token_file, allow_remote, no_auth) if transport != "stdio" else None
-    mcp = build_server(roots)
-    if transport == "stdio":
-        mcp.run("stdio")
-        return
-    import copy
-
-    import uvicorn
-    from mcp.server.transport_security import TransportSecuritySettings
-    from uvicorn.config import LOGGING_CONFIG
-
-    # uvicorn's access log goes to stdout by default; this server keeps stdout for protocol only.
-    log_config = copy.deepcopy(LOGGING_CONFIG)
-    for handler in log_config["handlers"].values():
-        handler["stream"] = "ext://sys.stderr"
-    security = TransportSecuritySettings(enable_dns_rebinding_protection=True, **httpauth.allowed(host))
-    app = mcp.streamable_http_app(host=host, transport_security=security)
-    asgi = app if token is None else httpauth.BearerAuth(app, token)
-    config = uvicorn.Config(asgi, host=host, port=port, log_level="warning", log_config=log_config)
-    anyio.run(uvicorn.Server(config).serve)

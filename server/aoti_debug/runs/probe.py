@@ -121,7 +121,7 @@ def _finish(result: proc.ProcResult, out: Path, what: str) -> ProbeOutcome:
 def check_python(python: str | None, roots: list[Path] | None = None) -> str:
     """The target interpreter: given path or name, else this one; BadInput if it is not a Python interpreter.
 
-    roots (the MCP server's): it must also lie in the roots or a folder the server's user trusts (programs.py);
+    roots (the MCP server's): it must also lie in the roots or a folder the server's user trusts (common/programs.py);
     None (the CLI, whose user names their own interpreter): any Python interpreter.
     """
     from aoti_debug.common import programs

@@ -173,6 +173,101 @@ def _spawn(spec: ProcSpec, token: str) -> tuple[subprocess.Popen[bytes], int, in
     return proc, out_fd, err_fd
 
 
+class _Pump:
+    """A running child's two output streams, read as they become ready, stdout first."""
+
+    def __init__(self, out_fd: int, err_fd: int, out: Stream, err: Stream) -> None:
+        self.out_fd, self.err_fd, self.out, self.err = out_fd, err_fd, out, err
+        self.sel = selectors.DefaultSelector()
+        for fd in (out_fd, err_fd):
+            self.sel.register(fd, selectors.EVENT_READ)
+        self.ready = select.poll()  # not select.select: a long-lived server's descriptors may pass 1024
+        self.ready.register(out_fd, select.POLLIN)
+
+    @property
+    def open(self) -> bool:
+        return bool(self.sel.get_map())
+
+    def _read(self, fd: int) -> bytes | None:
+        """One read of fd; None when it would block, b"" (and fd unregistered) once it has closed."""
+        try:
+            data = os.read(fd, READ_CHUNK)
+        except BlockingIOError:
+            return None
+        except OSError:  # EIO on a pty master once every slave end is closed
+            data = b""
+        if not data:
+            self.sel.unregister(fd)
+        return data
+
+    def _drain_stdout(self, wait: float) -> None:
+        if self.out_fd not in self.sel.get_map() or not self.ready.poll(wait * 1000):
+            return
+        for _ in range(DRAIN_READS):
+            if not (data := self._read(self.out_fd)):
+                break
+            self.out.feed(data)
+
+    def pump(self, timeout: float) -> bool:
+        """Read what is ready, stdout first. A pty hands out at most 4 KiB a read and passes writes on a moment
+        late, so stdout is drained (after a short grace) before a stderr chunk is logged: stderr written after a
+        stdout line lands after it in combined.log. False when nothing was ready."""
+        events = self.sel.select(timeout) if self.open else []
+        fds = {key.fd for key, _ in events}
+        if self.out_fd in fds:
+            self._drain_stdout(0)
+        if self.err_fd in fds and (data := self._read(self.err_fd)):
+            self._drain_stdout(STDERR_GRACE_S)
+            self.err.feed(data)
+        return bool(events)
+
+    def close(self) -> None:
+        for key in list(self.sel.get_map().values()):
+            self.sel.unregister(key.fd)
+        self.sel.close()
+        for fd in (self.out_fd, self.err_fd):
+            os.close(fd)
+
+
+def _supervise(proc: subprocess.Popen, pump: _Pump, spec: ProcSpec, result: ProcResult, start: float,
+               cancel: threading.Event | None, on_progress: Callable[[float, int], None] | None) -> None:
+    """Read the child's output until it exits, its time is up or it is cancelled (the last two: flagged)."""
+    deadline, last_progress = start + spec.timeout_s, start
+    while proc.poll() is None:
+        now = time.monotonic()
+        if now >= deadline:
+            result.timed_out = True
+            return
+        if cancel is not None and cancel.is_set():
+            result.cancelled = True
+            return
+        if on_progress and now - last_progress >= PROGRESS_EVERY_S:
+            last_progress = now
+            on_progress(now - start, pump.out.total + pump.err.total)
+        if not pump.open:  # both streams closed: the exit is near, wake for it at once
+            try:
+                proc.wait(timeout=min(POLL_S, max(0.0, deadline - now)))
+            except subprocess.TimeoutExpired:
+                pass
+        else:
+            pump.pump(min(POLL_S, deadline - now))
+
+
+def _finish(proc: subprocess.Popen, tree: Tree, pump: _Pump, result: ProcResult) -> None:
+    """Read what the child left in its pipes, kill whatever of its tree still runs, record the exit."""
+    drain_until = time.monotonic() + DRAIN_S
+    while pump.open and time.monotonic() < drain_until:
+        pump.pump(POLL_S)
+    # Whatever is still running (background grandchildren, daemons) is killed: no orphan survives.
+    result.leftovers_killed = tree.kill_leftovers()
+    proctree.unregister(proc.pid)
+    while pump.open and pump.pump(0):
+        pass
+    result.returncode = proc.returncode
+    if proc.returncode is not None and proc.returncode < 0:
+        result.signal = signal_number_name(-proc.returncode)
+
+
 def run(
     spec: ProcSpec,
     *,
@@ -191,8 +286,7 @@ def run(
         combined_log=str(spec.log_dir / "combined.log") if spec.log_dir else None,
     )
     token = secrets.token_hex(8)
-    sel = selectors.DefaultSelector()
-    streams: dict[int, Stream] = {}
+    pump: _Pump | None = None
     start = time.monotonic()
     try:
         try:
@@ -201,90 +295,19 @@ def run(
             result.spawn_error = f"{type(exc).__name__}: {exc}"
             return result
         tree = Tree(proc.pid, token)
-        streams.update({out_fd: out, err_fd: err})
-        for fd in streams:
-            sel.register(fd, selectors.EVENT_READ)
-
-        def read(fd: int) -> bytes | None:
-            """One read of fd; None when it would block, b"" (and fd unregistered) once it has closed."""
-            try:
-                data = os.read(fd, READ_CHUNK)
-            except BlockingIOError:
-                return None
-            except OSError:  # EIO on a pty master once every slave end is closed
-                data = b""
-            if not data:
-                sel.unregister(fd)
-            return data
-
-        ready = select.poll()  # not select.select: a long-lived server's descriptors may pass 1024
-        ready.register(out_fd, select.POLLIN)
-
-        def drain_stdout(wait: float) -> None:
-            if out_fd not in sel.get_map() or not ready.poll(wait * 1000):
-                return
-            for _ in range(DRAIN_READS):
-                if not (data := read(out_fd)):
-                    break
-                out.feed(data)
-
-        def pump(timeout: float) -> bool:
-            """Read what is ready, stdout first. A pty hands out at most 4 KiB a read and passes writes on a
-            moment late, so stdout is drained (after a short grace) before a stderr chunk is logged: stderr
-            written after a stdout line lands after it in combined.log. False when nothing was ready."""
-            events = sel.select(timeout) if sel.get_map() else []
-            fds = {key.fd for key, _ in events}
-            if out_fd in fds:
-                drain_stdout(0)
-            if err_fd in fds and (data := read(err_fd)):
-                drain_stdout(STDERR_GRACE_S)
-                err.feed(data)
-            return bool(events)
-
-        deadline, last_progress = start + spec.timeout_s, start
+        pump = _Pump(out_fd, err_fd, out, err)
         try:
-            while proc.poll() is None:
-                now = time.monotonic()
-                if now >= deadline:
-                    result.timed_out = True
-                    break
-                if cancel is not None and cancel.is_set():
-                    result.cancelled = True
-                    break
-                if on_progress and now - last_progress >= PROGRESS_EVERY_S:
-                    last_progress = now
-                    on_progress(now - start, out.total + err.total)
-                if not sel.get_map():  # both streams closed: the exit is near, wake for it at once
-                    try:
-                        proc.wait(timeout=min(POLL_S, max(0.0, deadline - now)))
-                    except subprocess.TimeoutExpired:
-                        pass
-                else:
-                    pump(min(POLL_S, deadline - now))
+            _supervise(proc, pump, spec, result, start, cancel, on_progress)
         finally:  # also on KeyboardInterrupt: no child outlives the wrapper
             if proc.poll() is None:
                 tree.kill(proc)
-        drain_until = time.monotonic() + DRAIN_S
-        while sel.get_map() and time.monotonic() < drain_until:
-            pump(POLL_S)
-        # Whatever is still running (background grandchildren, daemons) is killed: no orphan survives.
-        result.leftovers_killed = tree.kill_leftovers()
-        proctree.unregister(proc.pid)
-        while sel.get_map() and pump(0):
-            pass
-        result.returncode = proc.returncode
-        if proc.returncode is not None and proc.returncode < 0:
-            result.signal = signal_number_name(-proc.returncode)
+        _finish(proc, tree, pump, result)
     finally:
-        for key in list(sel.get_map().values()):
-            sel.unregister(key.fd)
-        sel.close()
-        for fd in streams:
-            os.close(fd)
-        out.close()
-        err.close()
-        if combined:
-            combined.close()
+        if pump is not None:
+            pump.close()
+        for stream in (out, err, combined):
+            if stream is not None:
+                stream.close()
         result.duration_s = round(time.monotonic() - start, 3)
         result.stdout_head, result.stdout_tail = _decode(out.head), _decode(out.tail)
         result.stderr_head, result.stderr_tail = _decode(err.head), _decode(err.tail)
