@@ -93,10 +93,10 @@ CULPRIT = ROOT / "tests" / "fixtures" / "culprit"
 
 def test_a_gdb_frame_inside_a_generated_kernel_is_a_run_crash_not_a_load_crash() -> None:
     """The loader's own run frames (AOTIModelPackageLoader::boxed_run) once made this read as a load crash."""
-    from aoti_debug.runs.forensics import explain, parse_faulthandler, parse_gdb
+    from aoti_debug.runs.forensics import attribute_backtrace, parse_faulthandler, parse_gdb
 
     text = (CULPRIT / "embedding_unchecked.backtrace.log").read_text()
-    bt = explain(parse_gdb(text, "gdb"), parse_faulthandler(text))
+    bt = attribute_backtrace(parse_gdb(text, "gdb"), parse_faulthandler(text))
     assert bt.signal == "SIGSEGV" and bt.kernel == "cpp_fused_add_embedding_0"
     assert (bt.points_to, bt.during_load) == ("generated_code", False)
     assert "not while loading" in bt.verdict and "dump_kernel_inputs" in bt.verdict

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from aoti_debug.runs import proc
 from aoti_debug.runs.forensics import (
+    attribute_backtrace,
     debugger_argv,
     exec_env,
-    explain,
     library_kind,
     parse_faulthandler,
     parse_gdb,
@@ -90,7 +90,7 @@ def test_gdb_puts_a_crash_in_a_custom_library_and_calls_it_a_custom_op(tmp_path)
     lib = build_lib(tmp_path, "libmy_ops.so", CUSTOM_OP)
     text, r = crash_under(tmp_path, lib, "my_custom_op", "None")
     fault = parse_faulthandler(text)
-    bt = explain(parse_gdb(text), fault)
+    bt = attribute_backtrace(parse_gdb(text), fault)
     assert bt.signal == "SIGSEGV" and bt.exit == "terminated with signal SIGSEGV"
     top = bt.frames[0]
     assert (top.function, top.library, top.kind) == ("my_custom_op", str(lib), "other")
@@ -107,7 +107,7 @@ def test_gdb_puts_a_crash_in_a_custom_library_and_calls_it_a_custom_op(tmp_path)
 def test_a_package_so_crashing_inside_libstdcxx_at_load_points_to_the_toolchain(tmp_path) -> None:
     lib = build_lib(tmp_path, "model.wrapper.so", WRAPPER)
     text, _ = crash_under(tmp_path, lib, "AOTInductorModelContainerCreateWithDevice")
-    bt = explain(parse_gdb(text), parse_faulthandler(text))
+    bt = attribute_backtrace(parse_gdb(text), parse_faulthandler(text))
     assert bt.frames[0].kind == "libstdc++" and "_Rb_tree_increment" in (bt.frames[0].function or "")
     assert bt.top_kind == "package" and bt.top_library == str(lib)
     assert bt.during_load and bt.points_to == "toolchain"
@@ -122,7 +122,7 @@ def test_a_program_that_exits_under_gdb_is_no_crash_and_keeps_arguments_with_spa
                                log_dir=tmp_path, timeout_s=60))
     text = (tmp_path / "combined.log").read_text()
     assert "args: ['two words', '$HOME;`x`']" in text  # no shell, no re-splitting
-    bt = explain(parse_gdb(text), None)
+    bt = attribute_backtrace(parse_gdb(text), None)
     assert bt.signal is None and bt.exit == "exited with code 03" and bt.points_to == "no_crash"
     assert r.returncode is not None
 
@@ -195,7 +195,7 @@ def test_memcheck_variants_old_location_form_commas_before_and_api_errors() -> N
 # Real GPU logs whose headers the committed scripts wrote (tests/test_fixture_headers.py checks them).
 SUITE_LOGS = Path(__file__).parent / "fixtures" / "gpu_triage_suite" / "logs"
 CAPTURE_LOGS = Path(__file__).parent / "fixtures" / "gpu_capture" / "logs"
-# A native backtrace -> where it must point (forensics.explain's points_to).
+# A native backtrace -> where it must point (forensics.attribute_backtrace's points_to).
 BACKTRACES = {SUITE_LOGS / "toolchain_segfault" / "step5_rerun_with_flags_backtrace.log": "toolchain"}
 # compute-sanitizer reports of the user Triton kernel of examples/ima_triton.py reading row 1e9 of its input.
 OOB_MEMCHECKS = [CAPTURE_LOGS / "ima_triton.memcheck.log",
@@ -214,7 +214,7 @@ def missing(path: Path):
 @pytest.mark.parametrize("path", sorted(BACKTRACES), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_captured_gpu_backtraces_point_where_they_should(path) -> None:
     text = path.read_text(errors="replace")
-    bt = explain(parse_gdb(text, "cuda-gdb"), parse_faulthandler(text))
+    bt = attribute_backtrace(parse_gdb(text, "cuda-gdb"), parse_faulthandler(text))
     assert bt.signal and bt.frames and bt.top_kind != "unknown", bt
     assert bt.points_to == BACKTRACES[path], (bt.points_to, bt.verdict)
 
@@ -222,7 +222,7 @@ def test_captured_gpu_backtraces_point_where_they_should(path) -> None:
 def test_the_captured_toolchain_crash_is_std_regex_inside_the_package_at_load() -> None:
     """Reference section 11.9, reproduced on the GPU host: libstdc++ template code compiled into the wrapper .so."""
     text = (SUITE_LOGS / "toolchain_segfault" / "step5_rerun_with_flags_backtrace.log").read_text()
-    bt = explain(parse_gdb(text, "cuda-gdb"), parse_faulthandler(text))
+    bt = attribute_backtrace(parse_gdb(text, "cuda-gdb"), parse_faulthandler(text))
     assert bt.frames[0].kind == "package" and bt.frames[0].function.startswith("std::codecvt")
     names = [f.function for f in bt.frames]
     assert any(n.startswith("torch::aot_inductor::parse_device_str") for n in names)

@@ -212,7 +212,7 @@ def parse_gdb(text: str, debugger: str = "gdb") -> Backtrace:
     return bt
 
 
-def explain(bt: Backtrace, fault: Faulthandler | None) -> Backtrace:
+def attribute_backtrace(bt: Backtrace, fault: Faulthandler | None) -> Backtrace:
     """Attribute the top frames and say what they point to (device mismatch at load, toolchain, custom op...)."""
     if bt.signal is None:
         bt.points_to, bt.verdict = "no_crash", f"the program did not crash under {bt.debugger} ({bt.exit or 'no stop'})"

@@ -18,9 +18,9 @@ from aoti_debug.runs.flags import FlagUse
 from aoti_debug.runs.forensics import (
     FATAL_SIGNALS,
     Backtrace,
+    attribute_backtrace,
     debugger_argv,
     exec_env,
-    explain,
     find_debugger,
     parse_faulthandler,
     parse_gdb,
@@ -182,7 +182,7 @@ def _forensic_run(p: Plan, kind: str, cancel: threading.Event | None, note: proc
         pr = _run(p, _spec(p, debugger_argv(dbg), {**env, **exec_env(p.argv)}, fdir), "backtrace", cancel, note, t0)
         text = runs.tail(Path(pr.combined_log or ""), LOG_CAP)
         fault = parse_faulthandler(text)
-        return Forensics(faulthandler=fault, backtrace=explain(parse_gdb(text, Path(dbg).name), fault),
+        return Forensics(faulthandler=fault, backtrace=attribute_backtrace(parse_gdb(text, Path(dbg).name), fault),
                          log_path=pr.combined_log)
     san = find_sanitizer()
     if not san:
@@ -246,7 +246,7 @@ def execute(p: Plan, *, cancel: threading.Event | None = None, note: proc.Note |
     fault = parse_faulthandler(text)
     r.forensics = Forensics(faulthandler=fault, notes=notes) if fault or notes else None
     if dbg:
-        bt = explain(parse_gdb(text, Path(dbg).name), fault)
+        bt = attribute_backtrace(parse_gdb(text, Path(dbg).name), fault)
         r.exit_code, r.signal = _inferior(bt)
         r.forensics = Forensics(faulthandler=fault, backtrace=bt, notes=notes)
     if san:

@@ -26,7 +26,7 @@ from aoti_debug.runs.forensics import (
     BT_MARK,
     GENERATED_KERNEL,
     Faulthandler,
-    explain,
+    attribute_backtrace,
     find_debugger,
     parse_faulthandler,
     parse_gdb,
@@ -212,7 +212,7 @@ def _from_log(ctx: Ctx, step: Step, key: str, path: Path) -> Step:
     c = classify_file(path, within=confine(ctx.roots)) if text.strip() else None
     if key == "backtrace":
         fault = parse_faulthandler(text) or ctx.fault
-        bt = explain(parse_gdb(_gdb_text(text), "gdb"), fault)
+        bt = attribute_backtrace(parse_gdb(_gdb_text(text), "gdb"), fault)
         step.found.append(f"native backtrace: {bt.signal or 'no signal'}, top library {bt.top_library or '?'} "
                           f"({bt.top_kind}); points to {bt.points_to}")
         step.evidence += [f"#{f.index} {f.function}" for f in bt.frames[:3]]
