@@ -86,6 +86,13 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # never a raw traceback for the user; one line, and the trace on request
+        from pydantic import ValidationError  # loaded already wherever a request model was built
+
+        from aoti_debug.common.errors import from_validation
+
+        if isinstance(exc, ValidationError):  # a request model refused the options: bad input, one line
+            print(f"aoti-debug: error: {_first_line(from_validation(exc))}", file=sys.stderr)
+            return EXIT_BAD_INPUT
         if os.environ.get("AOTI_DEBUG_TRACEBACK"):
             traceback.print_exc()
         print(f"aoti-debug: internal error: {type(exc).__name__}: {_first_line(exc)}"

@@ -14,3 +14,15 @@ class BadInput(AotiDebugError):
 
 class DataError(AotiDebugError):
     """Project data (a guide's front matter, the flag table) is invalid: a packaging bug, not user error."""
+
+
+def from_validation(exc: Exception, what: str = "") -> BadInput:
+    """A model's refusal of a request (a pydantic ValidationError) as one line naming the field:
+    "timeout_s: Input should be greater than 0 (and 1 more)". The CLI, the MCP tools and the inputs reader use it."""
+    errors = exc.errors() if hasattr(exc, "errors") else []
+    if not errors:
+        return BadInput(f"{what}{': ' if what else ''}{exc}")
+    first = errors[0]
+    where = ".".join(str(x) for x in first.get("loc", ())) or getattr(exc, "title", "request")
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return BadInput(f"{what + ' ' if what else ''}{where}: {first.get('msg', 'invalid')}{more}")

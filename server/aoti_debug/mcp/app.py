@@ -22,7 +22,7 @@ from mcp.server.mcpserver.resources import FileResource
 from mcp.types import Annotations, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from aoti_debug.common.errors import AotiDebugError, BadInput
+from aoti_debug.common.errors import AotiDebugError, BadInput, from_validation
 from aoti_debug.common.limits import (
     DEFAULT_BUDGET_S,
     DEFAULT_PASS_TIMEOUT_S,
@@ -70,8 +70,10 @@ def tool_errors() -> Iterator[None]:
     """Our deliberate errors, and a request model that refuses the arguments, become ToolError for the model."""
     try:
         yield
-    except (AotiDebugError, ValidationError) as exc:
+    except AotiDebugError as exc:
         raise ToolError(str(exc)) from exc
+    except ValidationError as exc:
+        raise ToolError(str(from_validation(exc))) from exc
 
 
 def _progress_to(ctx: Context) -> Callable[[float, int, str], Awaitable[None]]:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from aoti_debug.common.errors import BadInput
+from aoti_debug.common.errors import BadInput, from_validation
 
 if TYPE_CHECKING:
     from aoti_debug.runs import proc
@@ -178,9 +178,7 @@ def parse_inputs_json(text: str) -> list[ActualInput]:
     try:
         return [ActualInput.model_validate(x) for x in raw]
     except ValidationError as exc:
-        err = exc.errors()[0]
-        raise BadInput(f"inputs JSON item {err['loc'][0] if err['loc'] else '?'}: {err['msg']} "
-                       f"({'.'.join(str(x) for x in err['loc'][1:])})") from exc
+        raise from_validation(exc, "inputs JSON item") from exc
 
 
 def _outcomes(result: proc.ProcResult, out: Path, inputs_out: Path | None) -> tuple[ProbeOutcome, ProbeOutcome | None]:
