@@ -323,7 +323,7 @@ def test_a_saved_inputs_file_is_read_in_the_target_python_and_gives_the_same_pre
 @pytest.mark.spawns
 def test_the_cli_prints_the_report_as_json_and_exits_1_on_a_mismatch(reality, capsys) -> None:
     from aoti_debug.cli import main
-    from aoti_debug.parity.engine import ParityReport
+    from aoti_debug.parity.model import ParityReport
 
     pkg, _ = reality["dyn_above_max"]
     code = main(["parity", str(pkg), "--inputs", '[{"dtype": "float32", "shape": [4, 100]}]', "--json"])

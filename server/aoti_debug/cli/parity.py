@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from aoti_debug.cli._out import emit
-from aoti_debug.parity.engine import ParityReport, check_parity
+from aoti_debug.parity.engine import check_parity
+from aoti_debug.parity.model import ParityReport
 from aoti_debug.runs.probe import parse_inputs_json
 
 EXIT_MISMATCH = 1

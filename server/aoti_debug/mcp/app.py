@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # the return models: resolved by startcache from each tool's 
     from aoti_debug.classify.engine import Classification
     from aoti_debug.kernels.index_oob_model import OobExplanation
     from aoti_debug.kernels.model import DumpResult
-    from aoti_debug.parity.engine import ParityReport
+    from aoti_debug.parity.model import ParityReport
     from aoti_debug.runs.model import RunResult
     from aoti_debug.triage.model import TriageReport
     from aoti_debug.triage.record import RunRecord
@@ -172,7 +172,7 @@ def _register_rerun(mcp: MCPServer, roots: list[Path], cached: dict | None) -> N
 
 
 def _register_parity(mcp: MCPServer, roots: list[Path], cached: dict | None) -> None:
-    @_tool(mcp, cached, "aoti_debug.parity.engine:ParityReport", annotations=READ_ONLY,
+    @_tool(mcp, cached, "aoti_debug.parity.model:ParityReport", annotations=READ_ONLY,
            title="Check an AOTI package against the runtime and the inputs")
     async def check_parity(
         package_path: Annotated[str, Field(description="The .pt2 package, inside the allowed roots")],

@@ -6,7 +6,8 @@ from __future__ import annotations
 from aoti_debug.classify.engine import classify_text
 from aoti_debug.common.errors import AotiDebugError
 from aoti_debug.package.pt2zip import open_pt2
-from aoti_debug.parity.engine import ParityReport, check_parity
+from aoti_debug.parity.engine import check_parity
+from aoti_debug.parity.model import ParityReport
 from aoti_debug.runs import store as runs
 from aoti_debug.triage import culprits
 from aoti_debug.triage.causes import from_parity
