@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aoti_debug import culprits, proc, rerun, runs
+from aoti_debug import culprit_kernel, culprits, proc, rerun, runs
 from aoti_debug.calls import CallsReport
 from aoti_debug.classify import Classification, classify_file
 from aoti_debug.contract import InputContract
@@ -20,7 +20,6 @@ from aoti_debug.explain import step_label
 from aoti_debug.explain_oob import explain_index_oob
 from aoti_debug.forensics import (
     BT_MARK,
-    GENERATED_KERNEL,
     Faulthandler,
     explain,
     find_debugger,
@@ -227,16 +226,37 @@ def _from_log(ctx: Ctx, step: Step, key: str, path: Path) -> Step:
 
 
 def _memcheck_cause(ctx: Ctx, step: Step, m) -> None:
-    """compute-sanitizer's first error; in a generated kernel the culprit is the input it read with (the printer)."""
+    """compute-sanitizer's first error; the culprit is the input the kernel read its index from (the package's launch
+    of that kernel and the captured call), else, in a generated kernel, what the printer shows."""
     cause = from_memcheck(m, ctx.report.pattern or "cuda_illegal_memory_access", step.index)
     if cause is None:
         return
-    if cause.kernel and GENERATED_KERNEL.match(cause.kernel):
-        ctx.kernel = cause.kernel
-        ctx.establish("kernel_frame", "compute-sanitizer: the illegal access is in the generated kernel "
-                                      f"{cause.kernel}")
+    e = m.errors[0]
+    if e.kernel:
+        ctx.kernel = e.kernel
+        ctx.establish("kernel_frame", f"compute-sanitizer: the illegal access is in the kernel {e.kernel}")
+        _kernel_culprit(ctx, step, cause, e.kernel, e.file, e.line)
     ctx.consider(cause)
     step.named_root_cause = step.named_root_cause or cause.named
+
+
+def _kernel_culprit(ctx: Ctx, step: Step, cause: RootCause, kernel: str, file: str | None, line: int | None) -> None:
+    """A crashed kernel's indices: a captured input past the end of what it indexes is the culprit; an index whose
+    values nobody captured leaves the crash site a hypothesis (the printer, next, shows the values)."""
+    v = culprit_kernel.examine(ctx.package, ctx.roots, ctx.contract, ctx.calls, kernel, file, line,
+                               ctx.report.pattern or cause.pattern, step.index)
+    step.found += v.found
+    if v.reads is not None:
+        ctx.kernel = v.reads.launch  # the name the printer's kernel filter knows
+    if v.cause is not None:
+        ctx.consider(v.cause)
+        step.named_root_cause = True
+        return
+    cause.evidence += [x for x in v.in_range[:2] if x not in cause.evidence]
+    if v.index_unknown:
+        step.found.append("not named yet: " + v.unknown[0])
+        cause.summary += f" Not named yet: {v.unknown[0]}."
+        cause.named = False
 
 
 def reroute(ctx: Ctx, step: Step, pattern: str) -> None:
@@ -255,6 +275,11 @@ def _backtrace_cause(ctx: Ctx, step: Step, bt, fault: Faulthandler | None) -> No
                                       "the model was running kernels, the load had finished")
         step.found.append(f"crashed inside the generated kernel {bt.kernel}: next, its inputs")
     cause = from_backtrace(bt, fault, step.index, ctx.compiler, ctx.report.pattern)
+    if bt.kernel:
+        file, _, no = (top.source or "" if top else "").rpartition(":")
+        _kernel_culprit(ctx, step, cause, bt.kernel, file or None, int(no) if no.isdigit() else None)
+        if step.named_root_cause:
+            return
     if cause.kind == "toolchain" and ctx.root and not ctx.root.named and ctx.root.kind in (
             "static_libstdcxx", "glibcxx", "compiler_skew"):
         cause.evidence += ctx.root.evidence[:1]  # the package check that suggested it
