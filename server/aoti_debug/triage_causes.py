@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from aoti_debug import culprits
+from aoti_debug import culprits, headers
 from aoti_debug.classify import Classification
 from aoti_debug.contract import InputContract
 from aoti_debug.fixes import has_conditional_fixes, select
@@ -91,7 +91,10 @@ def from_classification(c: Classification, step: int, contract: InputContract | 
             kind = next((k for field, k in rules().native_abi_kinds.items() if field in f), "toolchain")
         summary = f"{c.summary} Evidence: `{ev[0]}`" if ev else c.summary
         fixes = [TOOLCHAIN_FIX] if kind == "toolchain" else []
-        chosen = select(c.pattern, culprits.facts_of(c, kind=kind)) if has_conditional_fixes(c.pattern) else [
+        header = headers.facts("\n".join(e.text for e in c.evidence))
+        if header.get("header_package"):
+            summary += f" {header['missing_header']} comes with {header['header_package']}."
+        chosen = select(c.pattern, culprits.facts_of(c, kind=kind, **header)) if has_conditional_fixes(c.pattern) else [
             x for x in [guide_fix(c.pattern)] if x]
         return RootCause(named=True, level="culprit" if culprit_level(c) else "pattern", kind=kind, summary=summary,
                          pattern=c.pattern, evidence=ev, fixes=fixes + chosen, step=step)
