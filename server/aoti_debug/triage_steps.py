@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aoti_debug import culprit_kernel, culprits, proc, rerun, runs
+from aoti_debug import culprits, proc, rerun, runs, triage_culprit
 from aoti_debug.calls import CallsReport
 from aoti_debug.classify import Classification, classify_file
 from aoti_debug.contract import InputContract
@@ -33,7 +33,7 @@ from aoti_debug.oob_model import OobExplanation
 from aoti_debug.probe import ProbeOutcome
 from aoti_debug.rerun import RerunRequest, RunResult
 from aoti_debug.roots import confine
-from aoti_debug.triage_causes import from_backtrace, from_classification, from_memcheck, from_oob
+from aoti_debug.triage_causes import from_backtrace, from_classification, from_oob
 from aoti_debug.triage_model import RootCause, Step, TriageReport, TriageRequest
 from aoti_debug.triage_rules import in_every_run, more_specific, names_cause, needs_compile, preset_flags, rules
 from aoti_debug.triage_rules import runtime_flags as runtime_only
@@ -139,6 +139,8 @@ class Ctx:
             if where:  # the module to import (or library to load) in the process that runs the package
                 cause.summary += f" It is registered by {where} (under {self.cwd})."
                 cause.evidence.append(f"{cause.op} is registered in {where}")
+            if cause.op and cause.kind == "custom_op_load":
+                triage_culprit.op_registration(self, cause)
             self.consider(cause)
             step.named_root_cause = cause.named
         return changed
@@ -217,46 +219,12 @@ def _from_log(ctx: Ctx, step: Step, key: str, path: Path) -> Step:
     elif key == "memcheck":
         m = parse_memcheck(text)
         step.found.append(m.verdict)
-        _memcheck_cause(ctx, step, m)
+        triage_culprit.memcheck_cause(ctx, step, m)
     if c is not None:
         step.found.append(f"its output classifies as {c.pattern} ({c.confidence:.2f})")
     ctx.adopt(c, step)
     step.evidence += [e for e in _evidence_lines(c) if e not in step.evidence]
     return step
-
-
-def _memcheck_cause(ctx: Ctx, step: Step, m) -> None:
-    """compute-sanitizer's first error; the culprit is the input the kernel read its index from (the package's launch
-    of that kernel and the captured call), else, in a generated kernel, what the printer shows."""
-    cause = from_memcheck(m, ctx.report.pattern or "cuda_illegal_memory_access", step.index)
-    if cause is None:
-        return
-    e = m.errors[0]
-    if e.kernel:
-        ctx.kernel = e.kernel
-        ctx.establish("kernel_frame", f"compute-sanitizer: the illegal access is in the kernel {e.kernel}")
-        _kernel_culprit(ctx, step, cause, e.kernel, e.file, e.line)
-    ctx.consider(cause)
-    step.named_root_cause = step.named_root_cause or cause.named
-
-
-def _kernel_culprit(ctx: Ctx, step: Step, cause: RootCause, kernel: str, file: str | None, line: int | None) -> None:
-    """A crashed kernel's indices: a captured input past the end of what it indexes is the culprit; an index whose
-    values nobody captured leaves the crash site a hypothesis (the printer, next, shows the values)."""
-    v = culprit_kernel.examine(ctx.package, ctx.roots, ctx.contract, ctx.calls, kernel, file, line,
-                               ctx.report.pattern or cause.pattern, step.index)
-    step.found += v.found
-    if v.reads is not None:
-        ctx.kernel = v.reads.launch  # the name the printer's kernel filter knows
-    if v.cause is not None:
-        ctx.consider(v.cause)
-        step.named_root_cause = True
-        return
-    cause.evidence += [x for x in v.in_range[:2] if x not in cause.evidence]
-    if v.index_unknown:
-        step.found.append("not named yet: " + v.unknown[0])
-        cause.summary += f" Not named yet: {v.unknown[0]}."
-        cause.named = False
 
 
 def reroute(ctx: Ctx, step: Step, pattern: str) -> None:
@@ -277,7 +245,7 @@ def _backtrace_cause(ctx: Ctx, step: Step, bt, fault: Faulthandler | None) -> No
     cause = from_backtrace(bt, fault, step.index, ctx.compiler, ctx.report.pattern)
     if bt.kernel:
         file, _, no = (top.source or "" if top else "").rpartition(":")
-        _kernel_culprit(ctx, step, cause, bt.kernel, file or None, int(no) if no.isdigit() else None)
+        triage_culprit.kernel_culprit(ctx, step, cause, bt.kernel, file or None, int(no) if no.isdigit() else None)
         if step.named_root_cause:
             return
     if cause.kind == "toolchain" and ctx.root and not ctx.root.named and ctx.root.kind in (
@@ -361,7 +329,7 @@ def rerun_preset(ctx: Ctx, step: Step) -> Step:
         _backtrace_cause(ctx, step, f.backtrace, f.faulthandler or ctx.fault)
     if f and f.memcheck:
         step.found.append(f.memcheck.verdict)
-        _memcheck_cause(ctx, step, f.memcheck)
+        triage_culprit.memcheck_cause(ctx, step, f.memcheck)
     ctx.adopt(r.classification, step)
     return step
 
