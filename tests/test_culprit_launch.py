@@ -71,6 +71,10 @@ def test_a_user_triton_kernel_reading_past_its_table_is_traced_to_the_input_hold
     assert "index x n_cols (16) into 256 elements" in rc.summary  # row * n_cols: 16 rows of 16
     assert "tl.load(src_ptr + row * n_cols + col" in rc.evidence[0] and "at [1]" in rc.evidence[0]
     assert v.reads.launch == "gather_rows_kernel_0"  # the name the printer's kernel filter takes
+    # the guide's fixes whose condition holds: the input's values, and the user kernel's missing bounds check
+    assert rc.fixes[0].startswith("Validate or clamp input 1 (arg3_1) where it is produced: gather_rows_kernel")
+    assert rc.fixes[1].startswith("Bounds-check the index in your kernel gather_rows_kernel (line 24)")
+    assert not any("assert_indirect_indexing" in f for f in rc.fixes)  # that one is for generated kernels
 
 
 def test_without_captured_values_the_crash_site_stays_a_hypothesis_that_names_the_index_input() -> None:

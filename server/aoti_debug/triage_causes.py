@@ -228,7 +228,10 @@ def from_memcheck(m: Memcheck, pattern: str, step: int) -> RootCause | None:
                                  f"by thread {e.thread} in block {e.block}" if e.thread else "") if x]
     # a user kernel is fixed in its code; a generated one by the input it read with (dump_kernel_inputs names it)
     level = "pattern" if not e.kernel or GENERATED_KERNEL.match(e.kernel) else "culprit"
+    facts = {"kind": "illegal_access", "owner": ("generated" if level == "pattern" else "user") if e.kernel else "unknown",
+             "kernel": e.kernel or "the kernel", "line": str(e.line or "?"), "pattern": pattern}
+    fixes = select(pattern, facts) if has_conditional_fixes(pattern) else [
+        f"Bounds-check the index used by {e.kernel or 'the kernel'} (mask the load or clamp it), "
+        "and validate the index input before the call.", guide_fix(pattern)]
     return RootCause(named=True, level=level, kind="illegal_access", summary=m.verdict, pattern=pattern,
-                     kernel=e.kernel, evidence=ev, step=step, fixes=[
-                         f"Bounds-check the index used by {e.kernel or 'the kernel'} (mask the load or clamp it), "
-                         "and validate the index input before the call.", guide_fix(pattern)])
+                     kernel=e.kernel, evidence=ev, step=step, fixes=fixes)
