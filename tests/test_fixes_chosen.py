@@ -10,6 +10,7 @@ from aoti_debug.fixes import has_conditional_fixes
 from aoti_debug.triage_causes import from_classification
 from aoti_debug.triage_rules import names_cause
 
+
 def _names_its_cause(path) -> bool:
     """The log classifies as its guide's pattern and that pattern names a cause from the log alone (names_cause);
     a cuda_illegal_memory_access log, say, waits for memcheck and the kernel's launch."""
