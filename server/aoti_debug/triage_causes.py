@@ -228,7 +228,8 @@ def from_memcheck(m: Memcheck, pattern: str, step: int) -> RootCause | None:
                                  f"by thread {e.thread} in block {e.block}" if e.thread else "") if x]
     # a user kernel is fixed in its code; a generated one by the input it read with (dump_kernel_inputs names it)
     level = "pattern" if not e.kernel or GENERATED_KERNEL.match(e.kernel) else "culprit"
-    facts = {"kind": "illegal_access", "owner": ("generated" if level == "pattern" else "user") if e.kernel else "unknown",
+    owner = ("generated" if level == "pattern" else "user") if e.kernel else "unknown"
+    facts = {"kind": "illegal_access", "owner": owner,
              "kernel": e.kernel or "the kernel", "line": str(e.line or "?"), "pattern": pattern}
     fixes = select(pattern, facts) if has_conditional_fixes(pattern) else [
         f"Bounds-check the index used by {e.kernel or 'the kernel'} (mask the load or clamp it), "
