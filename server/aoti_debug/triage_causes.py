@@ -65,6 +65,13 @@ def guide_fix(pattern: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"^(- |\d+\. )", "", first)).strip()
 
 
+def guide_fixes(pattern: str, facts: dict[str, str]) -> list[str]:
+    """The guide's fixes whose condition holds for these facts; its first 'Fix' item where it states none."""
+    if has_conditional_fixes(pattern):
+        return select(pattern, facts)
+    return [x for x in [guide_fix(pattern)] if x]
+
+
 def from_classification(c: Classification, step: int, contract: InputContract | None = None,
                         read: culprits.SourceReader | None = None, log: str | None = None) -> RootCause:
     """A classification that states its cause (rules().naming_fields); at culprit level only when its fields (or a
@@ -107,7 +114,7 @@ def from_classification(c: Classification, step: int, contract: InputContract | 
     return RootCause(named=True, level=level, kind=kind, summary=sentence, pattern=c.pattern, input_index=idx,
                      input_name=name, dim=dim, expected=expected, got=got, evidence=ev, step=step,
                      fixes=_fix(kind, index=idx, name=name, dim=dim, expected=expected, got=got)
-                     + [x for x in [guide_fix(c.pattern)] if x])
+                     + guide_fixes(c.pattern, culprits.facts_of(c, kind=kind)))
 
 
 def from_parity(m: Mismatch, pattern: str, step: int) -> RootCause:
@@ -168,12 +175,12 @@ def from_suspect(s: Any, pattern: str, step: int, oob: OobExplanation | None) ->
                          pattern=pattern, input_index=s.input_index, input_name=s.model_input, got="0",
                          evidence=[s.detail], fixes=oob.fixes[:2] if oob else [], step=step)
     summary = s.detail[0].upper() + s.detail[1:] + "."
-    return RootCause(named=True, level="culprit", kind="nan_produced" if s.kind == "nan_inf_producer" else "nan_input",
-                     summary=summary, pattern=pattern, kernel=s.kernel, input_index=s.input_index,
-                     input_name=s.model_input, evidence=[s.detail], step=step,
-                     fixes=[f"Guard the op's domain in the model (clamp before log/sqrt/div) or clean input "
-                            f"{s.input_index if s.input_index is not None else ''} before the call.".replace(
-                                "input  before", "the inputs before"), guide_fix("nan_inf")])
+    kind = "nan_produced" if s.kind == "nan_inf_producer" else "nan_input"
+    facts = {"kind": kind, "kernel": s.kernel or "the kernel", "input_index": "?" if s.input_index is None else str(
+        s.input_index)}
+    return RootCause(named=True, level="culprit", kind=kind, summary=summary, pattern=pattern, kernel=s.kernel,
+                     input_index=s.input_index, input_name=s.model_input, evidence=[s.detail], step=step,
+                     fixes=guide_fixes("nan_inf", facts))
 
 
 def _short(function: str | None) -> str:
