@@ -1,6 +1,6 @@
 """A native crash inside a generated kernel traced to the input holding the bad id, and invalid generated C++
-blamed on the generated code: real CPU builds (three compiles: two for the triage of embedding_unchecked, one
-that fails)."""
+blamed on the generated code: real CPU builds (two compiles: the triage of embedding_unchecked, whose kernel's
+launch in the package and captured call name the id without a printer rebuild, and one that fails)."""
 
 from __future__ import annotations
 
