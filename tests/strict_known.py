@@ -13,4 +13,7 @@ IMA_TRITON = ["root cause: expected index_value_out_of_range (index_value_out_of
 GPU_SUITE = {"ima_triton": IMA_TRITON}
 # the 2026-11-23 MCP run triaged index_oob, silent_nan, embedding_unchecked and dtype_mismatch: all match
 MCP_STDIO: dict[str, list[str]] = {}
-OFFLINE_CAPTURE = {"ima_triton": IMA_TRITON}
+# offline there are no captured calls: the kernel's launch names input 1 as the index it reads with, but without
+# its values the crash site stays a hypothesis (the live triage has the call; see docs/gpu-verification.md)
+OFFLINE_CAPTURE = {"ima_triton": ["root cause: expected index_value_out_of_range (index_value_out_of_range), got "
+                                  "illegal_access (not named)", "input index: expected 1 (baseline), got none"]}

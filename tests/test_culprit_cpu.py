@@ -68,6 +68,8 @@ def test_an_op_missing_from_the_loading_process_gets_the_load_phase_fix_not_regi
     assert r.pattern == "custom_op" and rc and rc.named and rc.level == "culprit"
     assert (rc.kind, rc.op) == ("custom_op_load", "aoti_examples::scaled_add")
     assert "registered by examples/custom_op_unloaded.py:" in rc.summary  # the module to import when serving
+    # the target Python, probed: a fresh `import torch` there does not register it either
+    assert any("does not register aoti_examples::scaled_add" in e for e in rc.evidence), rc.evidence
     assert "torch.ops.load_library" in rc.fixes[0] and "register_fake" not in rc.fixes[0].split("(")[0]
     assert not any(f.startswith("Register a fake") for f in rc.fixes)
     matches_manifest("custom_op_unloaded", r)

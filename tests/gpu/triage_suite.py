@@ -177,6 +177,8 @@ STEP_EVIDENCE = {"_sanity": "sanity", "_deterministic": "deterministic", "_memch
                  "_backtrace": "backtrace", "_dump_kernel_inputs": "dump_kernel_inputs"}
 # Steps that read the package or its sources, which a suite output does not keep.
 PACKAGE_STEPS = {"check_parity", "explain_index_oob"}
+# Reruns that name a crashed kernel, whose indices triage then reads from the package's launch of it.
+KERNEL_PRESETS = {"memcheck", "backtrace"}
 
 
 def replay_case(out: Path, name: str) -> TriageReport:
@@ -199,11 +201,15 @@ def replay(out: Path) -> list[dict]:
         namer = named.tool if named else None
         # a printer suspect that needed the package's constants (their shapes are not printed) reads the package too
         reads_package = namer in PACKAGE_STEPS or any("the package holds" in f for f in (named.found if named else []))
+        # a crashed kernel's indices are judged from its launch in the package (culprit_kernel), with the calls
+        reads_package = reads_package or bool(named and named.preset in KERNEL_PRESETS and live.root_cause
+                                              and live.root_cause.kernel)
         rows.append({"example": res.stem, "live": _cause(live), "replay": _cause(again),
                      "initial": live.initial_pattern,
                      "replay_steps": [f"{s.tool}{' ' + s.preset if s.preset else ''}" for s in again.steps
                                       if s.ran and s.ran[0].startswith("given")],
-                     "named_by": namer, "needs_package": reads_package,
+                     "named_by": f"{namer} {named.preset}" if named and named.preset else namer,
+                     "needs_package": reads_package,
                      # a diagnosis from the capture runner's record (calls.jsonl is not kept beside the logs)
                      "needs_calls": any(e.startswith("the capture runner saw") for s in live.steps
                                         for e in s.evidence)})

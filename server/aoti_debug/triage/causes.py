@@ -15,7 +15,7 @@ from aoti_debug.package.contract import InputContract
 from aoti_debug.parity.rules import Mismatch, make
 from aoti_debug.runs.forensics import GENERATED_KERNEL, Backtrace, Faulthandler
 from aoti_debug.runs.memcheck import Memcheck
-from aoti_debug.triage import culprits
+from aoti_debug.triage import culprits, headers
 from aoti_debug.triage.fixes import has_conditional_fixes, select
 from aoti_debug.triage.model import RootCause
 from aoti_debug.triage.rules import culprit_level, rules
@@ -65,6 +65,13 @@ def guide_fix(pattern: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"^(- |\d+\. )", "", first)).strip()
 
 
+def guide_fixes(pattern: str, facts: dict[str, str]) -> list[str]:
+    """The guide's fixes whose condition holds for these facts; its first 'Fix' item where it states none."""
+    if has_conditional_fixes(pattern):
+        return select(pattern, facts)
+    return [x for x in [guide_fix(pattern)] if x]
+
+
 def from_classification(c: Classification, step: int, contract: InputContract | None = None,
                         read: culprits.SourceReader | None = None, log: str | None = None) -> RootCause:
     """A classification that states its cause (rules().naming_fields); at culprit level only when its fields (or a
@@ -91,7 +98,10 @@ def from_classification(c: Classification, step: int, contract: InputContract | 
             kind = next((k for field, k in rules().native_abi_kinds.items() if field in f), "toolchain")
         summary = f"{c.summary} Evidence: `{ev[0]}`" if ev else c.summary
         fixes = [TOOLCHAIN_FIX] if kind == "toolchain" else []
-        chosen = select(c.pattern, culprits.facts_of(c, kind=kind)) if has_conditional_fixes(c.pattern) else [
+        header = headers.facts("\n".join(e.text for e in c.evidence))
+        if header.get("header_package"):
+            summary += f" {header['missing_header']} comes with {header['header_package']}."
+        chosen = select(c.pattern, culprits.facts_of(c, kind=kind, **header)) if has_conditional_fixes(c.pattern) else [
             x for x in [guide_fix(c.pattern)] if x]
         return RootCause(named=True, level="culprit" if culprit_level(c) else "pattern", kind=kind, summary=summary,
                          pattern=c.pattern, evidence=ev, fixes=fixes + chosen, step=step)
@@ -104,7 +114,7 @@ def from_classification(c: Classification, step: int, contract: InputContract | 
     return RootCause(named=True, level=level, kind=kind, summary=sentence, pattern=c.pattern, input_index=idx,
                      input_name=name, dim=dim, expected=expected, got=got, evidence=ev, step=step,
                      fixes=_fix(kind, index=idx, name=name, dim=dim, expected=expected, got=got)
-                     + [x for x in [guide_fix(c.pattern)] if x])
+                     + guide_fixes(c.pattern, culprits.facts_of(c, kind=kind)))
 
 
 def from_parity(m: Mismatch, pattern: str, step: int) -> RootCause:
@@ -165,12 +175,12 @@ def from_suspect(s: Any, pattern: str, step: int, oob: OobExplanation | None) ->
                          pattern=pattern, input_index=s.input_index, input_name=s.model_input, got="0",
                          evidence=[s.detail], fixes=oob.fixes[:2] if oob else [], step=step)
     summary = s.detail[0].upper() + s.detail[1:] + "."
-    return RootCause(named=True, level="culprit", kind="nan_produced" if s.kind == "nan_inf_producer" else "nan_input",
-                     summary=summary, pattern=pattern, kernel=s.kernel, input_index=s.input_index,
-                     input_name=s.model_input, evidence=[s.detail], step=step,
-                     fixes=[f"Guard the op's domain in the model (clamp before log/sqrt/div) or clean input "
-                            f"{s.input_index if s.input_index is not None else ''} before the call.".replace(
-                                "input  before", "the inputs before"), guide_fix("nan_inf")])
+    kind = "nan_produced" if s.kind == "nan_inf_producer" else "nan_input"
+    facts = {"kind": kind, "kernel": s.kernel or "the kernel", "input_index": "?" if s.input_index is None else str(
+        s.input_index)}
+    return RootCause(named=True, level="culprit", kind=kind, summary=summary, pattern=pattern, kernel=s.kernel,
+                     input_index=s.input_index, input_name=s.model_input, evidence=[s.detail], step=step,
+                     fixes=guide_fixes("nan_inf", facts))
 
 
 def _short(function: str | None) -> str:
@@ -225,7 +235,11 @@ def from_memcheck(m: Memcheck, pattern: str, step: int) -> RootCause | None:
                                  f"by thread {e.thread} in block {e.block}" if e.thread else "") if x]
     # a user kernel is fixed in its code; a generated one by the input it read with (dump_kernel_inputs names it)
     level = "pattern" if not e.kernel or GENERATED_KERNEL.match(e.kernel) else "culprit"
+    owner = ("generated" if level == "pattern" else "user") if e.kernel else "unknown"
+    facts = {"kind": "illegal_access", "owner": owner,
+             "kernel": e.kernel or "the kernel", "line": str(e.line or "?"), "pattern": pattern}
+    fixes = select(pattern, facts) if has_conditional_fixes(pattern) else [
+        f"Bounds-check the index used by {e.kernel or 'the kernel'} (mask the load or clamp it), "
+        "and validate the index input before the call.", guide_fix(pattern)]
     return RootCause(named=True, level=level, kind="illegal_access", summary=m.verdict, pattern=pattern,
-                     kernel=e.kernel, evidence=ev, step=step, fixes=[
-                         f"Bounds-check the index used by {e.kernel or 'the kernel'} (mask the load or clamp it), "
-                         "and validate the index input before the call.", guide_fix(pattern)])
+                     kernel=e.kernel, evidence=ev, step=step, fixes=fixes)

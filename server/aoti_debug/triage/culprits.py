@@ -11,7 +11,7 @@ from pathlib import Path
 
 from aoti_debug.classify.engine import Classification
 from aoti_debug.package.contract import InputContract
-from aoti_debug.triage import culprit_oom
+from aoti_debug.triage import culprit_oom, headers
 from aoti_debug.triage.fixes import select
 from aoti_debug.triage.model import RootCause
 from aoti_debug.triage.rules import rules
@@ -163,9 +163,14 @@ def compile_error(c: Classification, step: int, read: SourceReader | None = None
         summary = f"The first compiler error is in {whose} ({name}:{line_no}): {err}.{context}"
     else:
         summary = f"The compiler failed: {err or f.get('missing_symbol') or f.get('failure') or c.summary}."
-    if who and who.startswith("generated"):
+    # a header the include path lacks is the environment's, whoever's file includes it
+    header = headers.facts(f"fatal error: {err}" if err else "\n".join(e.text for e in c.evidence))
+    if header:
+        summary += f" {header['missing_header']} is not on the include path" + (
+            f": it comes with {header['header_package']}." if "header_package" in header else ".")
+    elif who and who.startswith("generated"):
         summary += " Inductor wrote invalid C++ for this model: an Inductor codegen bug, not your C++."
-    facts = facts_of(c, owner=who, kind="compile_error")
+    facts = facts_of(c, owner=who, kind="compile_error", error_kind="missing_header" if header else "code", **header)
     return RootCause(named=True, level="culprit" if path and line_no else "pattern", kind="compile_error",
                      summary=summary, pattern=c.pattern, source=f"{path}:{line_no}" if path else None,
                      evidence=ev, step=step, fixes=select(c.pattern, facts))

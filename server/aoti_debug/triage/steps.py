@@ -24,7 +24,6 @@ from aoti_debug.runs import store as runs
 from aoti_debug.runs.calls import CallsReport
 from aoti_debug.runs.forensics import (
     BT_MARK,
-    GENERATED_KERNEL,
     Faulthandler,
     attribute_backtrace,
     find_debugger,
@@ -35,7 +34,8 @@ from aoti_debug.runs.memcheck import find_sanitizer, parse_memcheck
 from aoti_debug.runs.probe import ProbeOutcome
 from aoti_debug.runs.rerun import RerunRequest, RunResult
 from aoti_debug.triage import culprits
-from aoti_debug.triage.causes import from_backtrace, from_classification, from_memcheck, from_oob
+from aoti_debug.triage import step_culprit as triage_culprit
+from aoti_debug.triage.causes import from_backtrace, from_classification, from_oob
 from aoti_debug.triage.markdown import step_label
 from aoti_debug.triage.model import RootCause, Step, TriageReport, TriageRequest
 from aoti_debug.triage.rules import in_every_run, more_specific, names_cause, needs_compile, preset_flags, rules
@@ -142,6 +142,8 @@ class Ctx:
             if where:  # the module to import (or library to load) in the process that runs the package
                 cause.summary += f" It is registered by {where} (under {self.cwd})."
                 cause.evidence.append(f"{cause.op} is registered in {where}")
+            if cause.op and cause.kind == "custom_op_load":
+                triage_culprit.op_registration(self, cause)
             self.consider(cause)
             step.named_root_cause = cause.named
         return changed
@@ -220,25 +222,12 @@ def _from_log(ctx: Ctx, step: Step, key: str, path: Path) -> Step:
     elif key == "memcheck":
         m = parse_memcheck(text)
         step.found.append(m.verdict)
-        _memcheck_cause(ctx, step, m)
+        triage_culprit.memcheck_cause(ctx, step, m)
     if c is not None:
         step.found.append(f"its output classifies as {c.pattern} ({c.confidence:.2f})")
     ctx.adopt(c, step)
     step.evidence += [e for e in _evidence_lines(c) if e not in step.evidence]
     return step
-
-
-def _memcheck_cause(ctx: Ctx, step: Step, m) -> None:
-    """compute-sanitizer's first error; in a generated kernel the culprit is the input it read with (the printer)."""
-    cause = from_memcheck(m, ctx.report.pattern or "cuda_illegal_memory_access", step.index)
-    if cause is None:
-        return
-    if cause.kernel and GENERATED_KERNEL.match(cause.kernel):
-        ctx.kernel = cause.kernel
-        ctx.establish("kernel_frame", "compute-sanitizer: the illegal access is in the generated kernel "
-                                      f"{cause.kernel}")
-    ctx.consider(cause)
-    step.named_root_cause = step.named_root_cause or cause.named
 
 
 def reroute(ctx: Ctx, step: Step, pattern: str) -> None:
@@ -257,6 +246,11 @@ def _backtrace_cause(ctx: Ctx, step: Step, bt, fault: Faulthandler | None) -> No
                                       "the model was running kernels, the load had finished")
         step.found.append(f"crashed inside the generated kernel {bt.kernel}: next, its inputs")
     cause = from_backtrace(bt, fault, step.index, ctx.compiler, ctx.report.pattern)
+    if bt.kernel:
+        file, _, no = (top.source or "" if top else "").rpartition(":")
+        triage_culprit.kernel_culprit(ctx, step, cause, bt.kernel, file or None, int(no) if no.isdigit() else None)
+        if step.named_root_cause:
+            return
     if cause.kind == "toolchain" and ctx.root and not ctx.root.named and ctx.root.kind in (
             "static_libstdcxx", "glibcxx", "compiler_skew"):
         cause.evidence += ctx.root.evidence[:1]  # the package check that suggested it
@@ -338,7 +332,7 @@ def rerun_preset(ctx: Ctx, step: Step) -> Step:
         _backtrace_cause(ctx, step, f.backtrace, f.faulthandler or ctx.fault)
     if f and f.memcheck:
         step.found.append(f.memcheck.verdict)
-        _memcheck_cause(ctx, step, f.memcheck)
+        triage_culprit.memcheck_cause(ctx, step, f.memcheck)
     ctx.adopt(r.classification, step)
     return step
 
