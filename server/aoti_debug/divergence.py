@@ -45,7 +45,7 @@ class Divergence(BaseModel):
     """Where the compiled model first leaves the eager one."""
 
     kernel: str | None = Field(None, description="The first kernel whose output diverges")
-    ordinal: int | None = Field(None, description="Its 0-based launch position in the first call")
+    ordinal: int | None = Field(None, description="Its 0-based launch position in the call")
     buffer: str | None = None
     eager_nodes: list[str] = Field(default_factory=list, description="The eager nodes of its output's shape and ops")
     ops: list[str] = Field(default_factory=list)
@@ -64,12 +64,13 @@ def _num(text: str) -> float | None:
         return None
 
 
-def parse_log(path: Path) -> tuple[list[str], list[Launch]]:
-    """(model input names, launches) of the first model call in a level-2 printer log."""
+def parse_log(path: Path, call: int = 1) -> tuple[list[str], list[Launch]]:
+    """(model input names, launches) of one model call (1-based) in a level-2 printer log."""
     inputs: list[str] = []
     launches: list[Launch] = []
     cur: Rec | None = None
-    calls = 0
+    seen = 0  # model calls begun so far
+    fresh = False  # inside a run of aoti_model_inputs records
     with open(path, "rb") as f:
         data = f.read(MAX_LOG_BYTES)
     for raw in data.decode("utf-8", errors="replace").splitlines():
@@ -78,17 +79,20 @@ def parse_log(path: Path) -> tuple[list[str], list[Launch]]:
         if m:
             where, kernel, arg = m.groups()
             if where == "aoti_model_inputs":
-                if launches and calls == 1 and arg in inputs:
-                    break  # a second call begins
-                calls = 1
-                inputs.append(arg)
-                cur = Rec()
+                if not fresh:
+                    seen, fresh = seen + 1, True
+                    if seen > call:
+                        break
+                if seen == call:
+                    inputs.append(arg)
+                cur = None
+                continue
+            fresh = False
+            if seen != call:
+                cur = None
                 continue
             last = launches[-1] if launches else None
-            if where == "before_launch" and (last is None or last.kernel != kernel or last.after):
-                last = Launch(kernel, len(launches))
-                launches.append(last)
-            elif last is None or last.kernel != kernel:
+            if last is None or last.kernel != kernel or (where == "before_launch" and last.after):
                 last = Launch(kernel, len(launches))
                 launches.append(last)
             cur = Rec()
@@ -134,10 +138,13 @@ def read_nodes(path: Path) -> list[dict]:
     return [n for n in nodes if isinstance(n, dict)] if isinstance(nodes, list) else []
 
 
-def first_divergence(log_path: Path, nodes: list[dict]) -> Divergence:
-    """Walk the first call's launches in order; stop at the first kernel with an output no eager node agrees with."""
-    inputs, launches = parse_log(log_path)
+def first_divergence(log_path: Path, nodes: list[dict], call: int = 1) -> Divergence:
+    """Walk that call's launches in order; stop at the first kernel with an output no eager node agrees with."""
+    inputs, launches = parse_log(log_path, call)
     res = Divergence()
+    if not launches:
+        res.detail = f"the printer output has no kernel launch of call {call} to compare"
+        return res
     state: dict[str, str] = {a: "agrees" for a in inputs}  # buffer -> agrees | diverges | unmapped
     for L in launches:
         produced = [(a, r) for a, r in L.after.items() if a not in state and r.shape is not None]

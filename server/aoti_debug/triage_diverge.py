@@ -31,7 +31,7 @@ def diverge(ctx: Ctx, step: Step) -> None:
             f"the eager graph could not be exported ({why})" if why else HOOK_HELP))
         return
     call, nodes_path = found
-    d = first_divergence(Path(step.log_path), read_nodes(nodes_path))
+    d = first_divergence(Path(step.log_path), read_nodes(nodes_path), call)
     step.found.append(f"against eager (call {call}, {nodes_path.name}): {d.detail}")
     if d.kernel is None:
         return
