@@ -99,3 +99,21 @@ def test_kernels_whose_outputs_agree_with_eager_are_passed_over(stale, tmp_path)
     d = first_divergence(printer_log, read_nodes(Path(call.eager.nodes_file)))
     assert d.kernel is None and d.agreed == ["cpp_fused__native_batch_norm_legit_no_training_relu_0"]
     assert d.unmapped == ["aoti_torch_cpu_addmm_out"] and "no kernel output diverges" in d.detail
+
+
+def test_without_the_hook_a_wrong_output_ends_at_its_measured_mismatch_and_the_next_step(tmp_path, monkeypatch) -> None:
+    """The H200 capture of dynamic_above_max's baseline (a finite mismatch), triaged offline: nothing locates it."""
+    import golden
+    from aoti_debug.triage import triage
+    from aoti_debug.triage_model import TriageRequest
+    from pkgs import ROOT
+
+    monkeypatch.setenv("AOTI_DEBUG_HOME", str(tmp_path / "home"))
+    g = golden.load(ROOT / "tests" / "fixtures" / "logs" / "wrong_output__gpu_wrong_values_no_error.log")
+    log = tmp_path / "base.log"
+    log.write_text(g.log)  # the real log, its in-band markers removed
+    r = triage(TriageRequest(log_path=str(log), probe_runtime=False), [tmp_path])
+    rc = r.root_cause
+    assert r.pattern == "wrong_output" and rc and not rc.named and rc.level == "pattern"
+    assert rc.kind == "output_mismatch" and rc.evidence[0].startswith("the repro's comparison: mismatched 400 / 400")
+    assert "aoti_debug_eager" in rc.summary
