@@ -134,3 +134,27 @@ def test_a_broken_calls_file_is_read_within_its_bounds(tmp_path) -> None:
     assert report.died_in.index == 1 and report.died_in.inputs[0].nonfinite() == 2
     assert any("partial record" in n for n in report.notes)
     assert not calls.read(tmp_path / "nothing").captured
+
+
+def test_a_real_segfault_on_the_third_input_set_names_that_call_and_its_out_of_range_id(tmp_path) -> None:
+    """embedding_unchecked's package (no indirect-index check): two good calls, then id 10**12 crashes the kernel."""
+    pkg = build_example("embedding_unchecked")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "repro.py").write_text(textwrap.dedent(f"""
+        import torch
+        model = torch._inductor.aoti_load_package({str(pkg)!r})
+        x = torch.randn(4, 16)
+        for ids in ([1, 7, 42, 99], [0, 1, 2, 3], [3, 10**12, 8, 12]):
+            model(x, torch.tensor(ids))
+    """))
+    result = rerun(RerunRequest(argv=[PY, "repro.py"], cwd=str(root), presets=["calls"], forensics=False,
+                                timeout_s=300), [root, pkg.parent])
+    assert result.signal == "SIGSEGV"
+    report = result.calls
+    assert [(r.kind, r.status) for r in report.records] == [("load", "finished"), ("call", "finished"),
+                                                             ("call", "finished"), ("call", "died")]
+    died = report.died_in
+    assert died.index == 3 and died.inputs[1].max == 10**12 and died.inputs[1].max_at == [1]
+    assert report.died_summary.startswith("the process died inside call 3 of ") and "2 call(s) before" in (
+        report.died_summary)

@@ -12,11 +12,20 @@ only for calls whose inputs fit under that many bytes.
 """
 
 import functools
+import importlib.util
 import json
 import os
 import runpy
 import sys
 import time
+
+# The eager comparison (the script's aoti_debug_eager hook) lives beside this file; sys.path[0] becomes the
+# script's folder, so it is loaded by path.
+_spec = importlib.util.spec_from_file_location("aoti_debug_eager_probe",
+                                               os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                            "eager_probe.py"))
+eager = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(eager)
 
 # Calls described in full; later calls keep only a one-line start/end record in current.json.
 DETAILED_CALLS = 50
@@ -175,6 +184,8 @@ def install(rec):
                     torch.save([x for x in leaves if isinstance(x, torch.Tensor)], path)
                     start["inputs_file"] = path
                     rec.saved += 1
+        hook = eager.find_hook() if detailed and i <= eager.EAGER_CALLS else None
+        cloned = eager.clone_inputs(args, kwargs) if hook is not None else None
         rec.write(start)
         t0 = time.monotonic()
         try:
@@ -187,6 +198,10 @@ def install(rec):
                "duration_s": round(time.monotonic() - t0, 6)}
         if detailed:
             end["outputs"] = [describe(x) for x in flat_tensors(out)]
+        if cloned is not None:
+            end["eager"] = eager.compare(rec.dir, i, out, hook, cloned)
+        elif hook is not None:
+            end["eager"] = {"error": f"inputs above {eager.CLONE_MAX_BYTES} bytes: not compared with eager"}
         rec.write(end, durable=False)
         return out
 

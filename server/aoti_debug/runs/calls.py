@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from aoti_debug.runs.eager_diff import EagerCompare, summary
 from aoti_debug.runs.probe import ActualInput
 
 RUNNER = Path(__file__).resolve().parent.parent / "probes" / "calls_runner.py"
@@ -60,6 +61,7 @@ class CallRecord(BaseModel):
     inputs_file: str | None = Field(None, description="The inputs saved with torch.save (only when asked)")
     error: str | None = None
     duration_s: float | None = None
+    eager: EagerCompare | None = Field(None, description="The call rerun eagerly (the script's aoti_debug_eager hook)")
 
 
 class CallsReport(BaseModel):
@@ -74,6 +76,8 @@ class CallsReport(BaseModel):
     died_summary: str | None = Field(None, description="Where the process died, in words")
     nonfinite_outputs: list[str] = Field(default_factory=list,
                                          description="Calls that returned NaN/Inf (call 2 output 0: 5 NaN)")
+    eager_mismatches: list[str] = Field(default_factory=list, description="Outputs that differ from the eager "
+                                        "model's on the same inputs (only with the aoti_debug_eager hook)")
     notes: list[str] = Field(default_factory=list)
     path: str | None = None
 
@@ -156,6 +160,8 @@ def read(folder: Path) -> CallsReport:
             rec.error = ev.get("error")
             rec.duration_s = ev.get("duration_s")
             rec.outputs = [TensorInfo.model_validate(x) for x in ev.get("outputs") or [] if isinstance(x, dict)]
+            if isinstance(ev.get("eager"), dict):
+                rec.eager = EagerCompare.model_validate(ev["eager"])
     report.loads = max((r.index for r in report.records if r.kind == "load"), default=0)
     report.calls = max((r.index for r in report.records if r.kind == "call"), default=0)
     for rec in report.records:
@@ -164,6 +170,8 @@ def read(folder: Path) -> CallsReport:
                 report.nonfinite_outputs.append(
                     f"call {rec.index} output {j}: {t.nan or 0} NaN, {(t.posinf or 0) + (t.neginf or 0)} Inf "
                     f"of {t.numel} ({t.dtype} {t.shape})")
+        if rec.eager is not None:
+            report.eager_mismatches += summary(rec.index, rec.eager)
     died = [r for r in report.records if r.status == "died"]
     if died:
         report.died_in = died[-1]

@@ -22,6 +22,7 @@ from aoti_debug.runs.rerun import RerunRequest
 from aoti_debug.triage.markdown import markdown, next_thing, step_label
 from aoti_debug.triage.model import Step, TriageReport, TriageRequest
 from aoti_debug.triage.record import RunRecord
+from aoti_debug.triage.step_diverge import output_mismatch
 from aoti_debug.triage.step_dump import PRINTER_KEYS, dump
 from aoti_debug.triage.step_package import parity
 from aoti_debug.triage.steps import TAIL, Ctx, oob, prefetch, rerun_preset, run
@@ -207,6 +208,13 @@ def _start(ctx: Ctx, p: TriagePlan) -> None:
         seen = [f"the capture runner saw {n}" for n in r.calls.nonfinite_outputs[:3]]
         ctx.adopt(observed("nan_inf", seen, "run"), step2)
         step2.evidence[:0] = seen
+    elif r.calls and r.calls.eager_mismatches and report.pattern in (None, "unknown"):
+        # the repro compared nothing (or said nothing), but the eager hook shows finite wrong values
+        seen = [f"the capture runner's eager comparison: {n}" for n in r.calls.eager_mismatches[:3]]
+        ctx.adopt(observed("wrong_output", seen, "run"), step2)
+        step2.evidence[:0] = seen
+    if r.calls:
+        step.found += r.calls.eager_mismatches[:3]
     report.steps.append(step2)
 
 
@@ -277,6 +285,8 @@ def finish(ctx: Ctx, p: TriagePlan) -> TriageReport:
     report = ctx.report
     if ctx.root and ctx.root.kind == "nan_produced":
         ctx.root.evidence += [e for e in _domain_values(ctx) if e not in ctx.root.evidence]
+    if ctx.root is None and report.pattern == "wrong_output":
+        ctx.root = output_mismatch(ctx)
     report.package = str(ctx.package) if ctx.package else None
     report.root_cause = ctx.root
     if report.stopped_because is None:

@@ -11,6 +11,7 @@ from aoti_debug.kernels.printer_collect import parse_file
 from aoti_debug.kernels.suspects import Suspect, crash_suspects, name_suspects
 from aoti_debug.triage.causes import from_suspect
 from aoti_debug.triage.model import Step
+from aoti_debug.triage.step_diverge import diverge
 from aoti_debug.triage.steps import Ctx, skip
 
 # Evidence keys whose log is printer output (level 2 is the one with values).
@@ -18,7 +19,7 @@ PRINTER_KEYS = ("dump_kernel_inputs", "kernel_names")
 # Patterns whose failure never stops a kernel launch (the model returns; the values are wrong): level 3 finds a
 # failing kernel only as an unmatched before_launch, so there it would rebuild for nothing (examples.yaml, nan:
 # "Level 3 has no unmatched launch"); level 2 then prints every kernel anyway.
-NO_FAILING_LAUNCH = {"nan_inf"}
+NO_FAILING_LAUNCH = {"nan_inf", "wrong_output"}
 
 
 def _suspects(ctx: Ctx, step: Step, suspects: list[Suspect]) -> None:
@@ -91,4 +92,6 @@ def dump(ctx: Ctx, step: Step) -> Step:
     if res.explanation and ctx.oob is None:
         ctx.oob = res.explanation
     _suspects(ctx, step, res.suspects or _crash(ctx, res.launches, res.model_inputs))
+    if ctx.report.pattern == "wrong_output" and last is not None:
+        diverge(ctx, step)
     return step
