@@ -18,6 +18,7 @@ WRITERS = {
     "culprit/*.log": None,
     "gpu_capture/logs/*.log": ("tests/gpu/capture.py", "aoti-debug GPU capture, job "),
     "gpu_triage_suite/logs/*/step*.log": ("tests/gpu/triage_suite.py", "aoti-debug GPU triage suite: example "),
+    "gpu_nan_checks/*.log": ("tests/gpu/nan_checks.sh", "torch: "),
 }
 # Kept beside a run, never read as evidence: a suite child's own output (empty when it succeeded), the MCP server's
 # stderr.
