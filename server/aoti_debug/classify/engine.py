@@ -21,6 +21,8 @@ UNKNOWN_MAX = 0.5
 # With no decisive line in a log that shows a compiled model (a phase marker or a rule's cue), the family that the
 # weak cues rank at least this high is named, at a confidence below DECISIVE: a guess, and said to be one.
 GUESS, GUESS_MAX = 0.3, 0.45
+# `unknown` as an alternative in a log with no sign of a compiled model: the absence is itself weak evidence.
+NO_AOTI_MIN = 0.1
 
 
 class Evidence(BaseModel):
@@ -59,7 +61,8 @@ class Classification(BaseModel):
         "Inductor frames, the package loader, the run call), else the pattern's own phase; null if neither says"))
     alternatives: list[Alternative] = Field(default_factory=list, description=(
         "Next best patterns, up to 3, ranked by their regexes and weak cues (frames, file names, wrappers, "
-        "exception types, the phase)"))
+        "exception types, the phase); 'unknown' comes last when the log shows no compiled model (no phase marker "
+        "or cue), as the error may be eager PyTorch's own"))
     evidence: list[Evidence] = Field(default_factory=list, description="Lines that decided it")
     fields: dict[str, str] = Field(default_factory=dict, description="Values the rule captured")
     guide: GuideRef
@@ -159,6 +162,10 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     log_phase, marker = phases.decide(seen, win.rule.phase)
     others = sorted((m for m in ranked.values() if m[0] > 0 and m[1] is not win and m[1].rule.id != "unknown"),
                     key=lambda m: (-m[0], -m[1].rule.priority))[:3]
+    if win.rule.id != "unknown" and not aoti_context:
+        # A log that shows no compiled model (no phase marker, no cue) may hold an eager-only error that reads like
+        # a pattern: that it is no AOTI failure stays the last alternative, surer the weaker the winner is.
+        others = [*others[:2], (round(max(NO_AOTI_MIN, UNKNOWN_MAX * (1.0 - score)), 4), scored["unknown"][1])]
     g = guides[win.rule.id]
     summary, confidence = g.summary, score
     if guessed:

@@ -100,5 +100,6 @@ def ignored_by(line: str) -> str | None:
 
 def clean_line(raw: str) -> str | None:
     """A candidate line ready for rule regexes, or None when it is boilerplate."""
-    line = strip_prefixes(raw.rstrip("\n").strip("\x00"))
+    # Trailing blanks (a terminal's padded lines, a quoted log) would defeat every rule anchored at the line's end.
+    line = strip_prefixes(raw.rstrip("\n").strip("\x00").rstrip(" \t"))
     return None if ignored_by(line) else line
