@@ -78,3 +78,20 @@ def test_cancelling_the_triage_cancels_the_run_started_ahead(root) -> None:
     cancel.set()
     (r, _cost) = ahead.early.future.result(timeout=15)
     assert r.status == "cancelled"
+
+
+def test_a_package_rewritten_while_the_step_beside_ran_is_reported_in_that_step(root) -> None:
+    pkg = root / "model.pt2"
+    pkg.write_bytes(b"baseline build")
+    ahead, found = Ahead(None, None, time.monotonic()), []
+    req = request(root, 30)
+    ahead.start(("dump_kernel_inputs", None), request_key(req), 5,
+                lambda cancel, note: rerun.execute(rerun.plan(req, [root]), cancel=cancel, note=note), watch=pkg)
+    ahead.check(5, found)
+    assert found == []  # untouched: nothing to say
+    pkg.write_bytes(b"the printer build, written early")
+    ahead.check(4, found)
+    assert found == []  # another step's
+    ahead.check(5, found)
+    assert len(found) == 1 and "changed while this run went on" in found[0]
+    ahead.abandon()

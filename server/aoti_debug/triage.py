@@ -232,6 +232,8 @@ def _follow(ctx: Ctx) -> None:
         t = time.monotonic()
         report.steps.append(step)
         DISPATCH[ns.tool](ctx, step)
+        if ctx.ahead:
+            ctx.ahead.check(step.index, step.found)
         step.cost_s = round(time.monotonic() - t, 1)
         if report.pattern != before and report.pattern not in seen:
             seen.add(report.pattern)
@@ -266,21 +268,19 @@ def _early(ctx: Ctx, ns: NextStep) -> tuple[str, object] | None:
 
 
 def _look_ahead(ctx: Ctx, ns: NextStep, index: int, queue: list[NextStep], done: set) -> None:
-    """While this step runs the command without a rebuild (a load-only run leaves a core idle), the next rebuild or
-    run of the queue starts beside it; instant steps between them (parity, explain_index_oob) are passed over."""
+    """While this step runs the command without a rebuild (a load-only run leaves a core idle), the step right after
+    it starts beside it when that one runs the command too. Only the very next step: one in between (parity,
+    explain_index_oob) reads the package, which a rebuild started ahead may rewrite."""
     if ctx.ahead is None or not ctx.ahead.free() or ns.tool != "rerun_with_flags":
         return
     current = _rerun_plan(ctx, ns)
     if current is None or (current[0] is not ctx.req.load_argv and current[1].fresh_cache):
         return
-    for nxt in queue:
-        if nxt.tool in NOT_STEPS or (nxt.tool, nxt.preset) in done or (nxt.when and nxt.when not in ctx.facts):
-            continue
-        if nxt.tool in EARLY:
-            early = _early(ctx, nxt)
-            if early:
-                ctx.ahead.start((nxt.tool, nxt.preset), early[0], index, early[1])
-            return
+    nxt = next((n for n in queue if n.tool not in NOT_STEPS and (n.tool, n.preset) not in done
+                and not (n.when and n.when not in ctx.facts)), None)
+    early = _early(ctx, nxt) if nxt is not None and nxt.tool in EARLY else None
+    if early:
+        ctx.ahead.start((nxt.tool, nxt.preset), early[0], index, early[1], watch=ctx.package)
 
 
 def execute(p: TriagePlan, *, cancel: threading.Event | None = None, note: proc.Note | None = None) -> TriageReport:

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -42,6 +43,14 @@ def prefetch(fn: Callable[[], Any]) -> Future:
 def request_key(req: BaseModel, *extra: object) -> str:
     """What makes two runs the same run: the request without its time limit (that follows the budget left)."""
     return req.model_dump_json(exclude={"timeout_s"}) + repr(extra)
+
+
+def _stat(path: Path | None) -> tuple[int, int] | None:
+    try:
+        st = path.stat() if path is not None else None
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size) if st else None
 
 
 class Either(threading.Event):
@@ -74,18 +83,30 @@ class Ahead:
         self.early: Early | None = None
         self.parent, self.note, self.t0 = cancel, note, t0
         self.cores = os.cpu_count() or 1
+        self.watched: tuple[Path | None, tuple[int, int] | None] = (None, None)
 
     def free(self) -> bool:
         return self.early is None and self.cores >= MIN_CORES
 
     def start(self, step: tuple[str, str | None], key: str, beside: int,
-              work: Callable[[Either, proc.Note | None], Any]) -> None:
-        """Run work(cancel, note) on a thread now, for the step `step` with the request `key`."""
+              work: Callable[[Either, proc.Note | None], Any], watch: Path | None = None) -> None:
+        """Run work(cancel, note) on a thread now, for the step `step` with the request `key`; watch: the package
+        the step it runs beside may load (check() says when the early run rewrote it meanwhile)."""
+        self.watched = (watch, _stat(watch))
         cancel = Either(self.parent)
         if self.note:  # said once: the progress line stays the running step's
             self.note(time.monotonic() - self.t0, 0, f"{step[0]}{' ' + step[1] if step[1] else ''} started ahead, "
                       f"beside step {beside}")
         self.early = Early(step, key, prefetch(lambda: work(cancel, None)), cancel, time.monotonic(), beside)
+
+    def check(self, index: int, found: list[str]) -> None:
+        """After step `index`: if an early run beside it rewrote the package before it ended, say so in the step
+        (a rebuild writes its package after import, export and compile, a load reads it right after import, so
+        the load reads the old one unless the host starves it: this reports that case instead of hiding it)."""
+        e, (path, before) = self.early, self.watched
+        if e is not None and e.beside == index and path is not None and _stat(path) != before:
+            found.append(f"the package {path} changed while this run went on (the run started ahead rewrote it): "
+                         "this run may have loaded that build")
 
     def take(self, step: tuple[str, str | None], key: str, found: list[str]) -> Any | None:
         """The early result for this step if it made this request (waiting for it); None: run the step now. An
