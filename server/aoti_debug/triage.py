@@ -32,6 +32,9 @@ DISPATCH = {"check_parity": parity, "rerun_with_flags": rerun_preset, "explain_i
             "dump_kernel_inputs": dump}
 # Steps whose run may start beside an earlier run that builds nothing (triage_ahead).
 EARLY = {"rerun_with_flags", "dump_kernel_inputs"}
+# Patterns whose reruns never run beside another: two runs at once share the device's memory, and an OOM's
+# evidence is the headroom.
+SOLO = {"out_of_memory"}
 # Next steps that are not evidence: triage itself, polling, classifying (done for every output anyway).
 NOT_STEPS = {"triage", "get_run", "classify_error"}
 # A package path in a command's output: `package: /abs/x.pt2`, "saved to x.pt2", quoted or bare.
@@ -271,7 +274,7 @@ def _look_ahead(ctx: Ctx, ns: NextStep, index: int, queue: list[NextStep], done:
     """While this step runs the command without a rebuild (a load-only run leaves a core idle), the step right after
     it starts beside it when that one runs the command too. Only the very next step: one in between (parity,
     explain_index_oob) reads the package, which a rebuild started ahead may rewrite."""
-    if ctx.ahead is None or not ctx.ahead.free() or ns.tool != "rerun_with_flags":
+    if ctx.ahead is None or not ctx.ahead.free() or ns.tool != "rerun_with_flags" or ctx.report.pattern in SOLO:
         return
     current = _rerun_plan(ctx, ns)
     if current is None or (current[0] is not ctx.req.load_argv and current[1].fresh_cache):
