@@ -53,17 +53,19 @@ def patterns() -> list[str]:
     return [e for r in rules() for p in r.patterns if (e := to_ere(p.regex))]
 
 
-def timed(argv: list[str]) -> tuple[float, float]:
-    """Wall seconds and the child's peak RSS in MiB (each measurement in its own wrapper process).
+def timed(argv: list[str]) -> tuple[float, float, float]:
+    """Wall seconds, the child's peak RSS in MiB and its CPU seconds (user + system: steadier than the wall on a
+    shared host), each measurement in its own wrapper process.
 
     Output goes to a pipe, not /dev/null: GNU grep stops at the first match when its output is /dev/null.
     """
     code = ("import resource,subprocess,sys,time; t=time.perf_counter(); "
             "subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, check=False); "
-            "print(time.perf_counter()-t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+            "u=resource.getrusage(resource.RUSAGE_CHILDREN); print(time.perf_counter()-t, u.ru_maxrss, "
+            "u.ru_utime+u.ru_stime)")
     out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True)
-    wall, rss_kb = out.stdout.split()[-2:]
-    return float(wall), int(rss_kb) / 1024
+    wall, rss_kb, cpu = out.stdout.split()[-3:]
+    return float(wall), int(rss_kb) / 1024, float(cpu)
 
 
 def main() -> None:
@@ -87,11 +89,13 @@ def main() -> None:
         results = {}
         for name, argv in rows.items():
             runs = [timed(argv) for _ in range(args.runs)]
-            results[name] = (statistics.median(w for w, _ in runs), max(r for _, r in runs))
-            print(f"{name:42} wall {results[name][0]:7.2f} s   peak RSS {results[name][1]:7.1f} MiB")
-        (cw, crss), (gw, _) = results.values()
-        print(f"classify / grep wall ratio: {cw / gw:.2f} (target <= 2.0); classify RSS {crss:.0f} MiB "
-              f"(target < 64)")
+            results[name] = (statistics.median(w for w, _, _ in runs), max(r for _, r, _ in runs),
+                             statistics.median(c for _, _, c in runs))
+            print(f"{name:42} wall {results[name][0]:7.2f} s (min {min(w for w, _, _ in runs):.2f})   "
+                  f"CPU {results[name][2]:6.2f} s   peak RSS {results[name][1]:7.1f} MiB")
+        (cw, crss, cc), (gw, _, gc) = results.values()
+        print(f"classify / grep wall ratio: {cw / gw:.2f} (target <= 2.0), CPU ratio {cc / gc:.2f}; classify RSS "
+              f"{crss:.0f} MiB (target < 64); load average {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

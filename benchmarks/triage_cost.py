@@ -1,6 +1,6 @@
 """Triage cost: per CPU example, the baseline run's wall, the triage's wall and their ratio, side by side.
 
-    python benchmarks/triage_cost.py [--examples index_oob,nan] [--device cpu] [--python PY]
+    python benchmarks/triage_cost.py [--examples index_oob,nan] [--device cpu] [--python PY] [--against DIR]
 
 For each example of examples/examples.yaml that runs on the device (and needs no set-up host): the
 baseline is the command triage starts with (`python examples/<script> --device D`, compile and run) in
@@ -8,6 +8,8 @@ a fresh folder with a fresh TORCHINDUCTOR_CACHE_DIR; the triage is `aoti-debug t
 in another fresh folder. They run one after the other, baseline first, so both pay the same host
 caches (inductor's precompiled headers live outside TORCHINDUCTOR_CACHE_DIR). Target (issue 15):
 triage <= 2x its baseline on every CPU example, aim 1.5x; the diagnosis must still match.
+--against DIR (the server/ folder of another checkout, e.g. `git worktree add /tmp/old HEAD~3`): each example is
+triaged by both trees right after the one baseline, in alternating order, so a before/after shares the host's load.
 """
 
 from __future__ import annotations
@@ -41,13 +43,14 @@ def baseline(ex: examples.Example, device: str, python: str) -> tuple[float, int
         return time.perf_counter() - t, p.returncode
 
 
-def triage(ex: examples.Example, device: str, python: str) -> tuple[float, TriageReport]:
+def triage(ex: examples.Example, device: str, python: str, server: str | None = None) -> tuple[float, TriageReport]:
+    """`triage --example` by this tree's aoti_debug, or by the one in the folder `server`."""
     with tempfile.TemporaryDirectory(prefix=f"cost-home-{ex.name}-") as home:
         argv = [sys.executable, "-m", "aoti_debug", "triage", "--example", ex.name, "--device", device, "--json",
                 "--python", python]
+        env = {**os.environ, "AOTI_DEBUG_HOME": home, **({"PYTHONPATH": server} if server else {})}
         t = time.perf_counter()
-        p = subprocess.run(argv, env={**os.environ, "AOTI_DEBUG_HOME": home}, capture_output=True, text=True,
-                           timeout=RUN_TIMEOUT_S)
+        p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
         wall = time.perf_counter() - t
     if not p.stdout.strip():
         sys.exit(f"triage of {ex.name} printed no report ({p.returncode}): {p.stderr[-2000:]}")
@@ -64,6 +67,8 @@ def main() -> int:
     ap.add_argument("--examples", help="comma list of example names (default: every runnable one on the device)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--python", default=sys.executable, help="the Python with torch the examples run with")
+    ap.add_argument("--against", metavar="DIR", help="also triage with the aoti_debug in DIR (another checkout's "
+                    "server/ folder), interleaved: a before/after under the same load")
     args = ap.parse_args()
     known = examples.manifest()
     names = args.examples.split(",") if args.examples else [
@@ -72,20 +77,22 @@ def main() -> int:
     if unknown:
         sys.exit(f"unknown examples {unknown}; known: {', '.join(known)}")
     print(f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} at the start")
-    print("| example | baseline s | triage s | ratio | triage / its step 1 | match | steps (s) |")
-    print("|---|---|---|---|---|---|---|")
+    print("| example | tree | baseline s | triage s | ratio | triage / its step 1 | match | steps (s) | load |")
+    print("|---|---|---|---|---|---|---|---|---|")
     worst = 0.0
-    for name in names:
+    for i, name in enumerate(names):
         ex = known[name]
         base, code = baseline(ex, args.device, args.python)
-        wall, r = triage(ex, args.device, args.python)
-        ratio = wall / base
-        worst = max(worst, ratio)
-        match = "yes" if r.example and r.example.match else "NO"
-        # the triage's own baseline step ran minutes later than ours: on a busy host this ratio is the steadier one
-        first = r.steps[0].cost_s if r.steps and r.steps[0].cost_s else float("nan")
-        print(f"| {name} | {base:.1f} (exit {code}) | {wall:.1f} | {ratio:.2f}x | {wall / first:.2f}x | {match} | "
-              f"{steps(r)} |", flush=True)
+        trees = [("this", None)] + ([("against", args.against)] if args.against else [])
+        for tree, server in trees if i % 2 == 0 else trees[::-1]:
+            wall, r = triage(ex, args.device, args.python, server)
+            ratio = wall / base
+            worst = max(worst, ratio) if server is None else worst
+            match = "yes" if r.example and r.example.match else "NO"
+            # the triage's own baseline step ran later than ours: on a busy host this ratio is the steadier one
+            first = r.steps[0].cost_s if r.steps and r.steps[0].cost_s else float("nan")
+            print(f"| {name} | {tree} | {base:.1f} (exit {code}) | {wall:.1f} | {ratio:.2f}x | {wall / first:.2f}x | "
+                  f"{match} | {steps(r)} | {os.getloadavg()[0]:.1f} |", flush=True)
     print(f"worst ratio {worst:.2f}x (target <= {TARGET}x, aim {AIM}x); load average {os.getloadavg()[0]:.1f} "
           "at the end")
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -260,6 +261,8 @@ class TestOnCpu:
         assert tools[-1] == "dump_kernel_inputs" and "explain_index_oob" in tools
         sanity = next(s for s in r.steps if s.preset == "sanity")
         assert "--load-only" in sanity.ran  # the run-time-only rerun skipped the compile
+        if (os.cpu_count() or 1) >= 2:  # the printer rebuild started beside that load-only rerun (triage_ahead)
+            assert any(f.startswith(f"started ahead, beside step {sanity.index}") for f in r.steps[-1].found)
         assert "step 6: dump_kernel_inputs" in captured.err  # progress, one line per step
         text = report_md.read_text()
         assert "**Root cause**" in text and "MATCH" in text and len(text) < MAX_MARKDOWN

@@ -139,6 +139,7 @@ class Matcher:
             nbytes += len(chunk) + skipped
             blank = blank and chunk.isspace()
             lines = chunk.split(b"\n")
+            newlines = len(lines) - 1  # counted by the split, not by another pass over the chunk
             if chunk.endswith(b"\n"):
                 lines.pop()
             # Logs repeat lines (printer stats, per-thread asserts, frames): search each distinct line once.
@@ -156,8 +157,7 @@ class Matcher:
             if matched:
                 keep = EVIDENCE_PER_PATTERN
                 if len(matched) <= FEW_MATCHED:  # their first and last places, found in C
-                    buf = b"\n" + chunk + (b"" if chunk.endswith(b"\n") else b"\n")
-                    order = _line_places(buf, matched, keep)
+                    order = _line_places(lines, matched, keep)
                 else:  # many distinct matched lines: one pass over the chunk's lines
                     where: dict[bytes, list[int]] = {}
                     for i, raw in enumerate(lines):
@@ -168,7 +168,7 @@ class Matcher:
                 for i, raw in order:
                     for gi, pi, text, groups in matched[raw]:
                         hits[gi].add(pi, lineno + i + 1, text, groups)
-            lineno += chunk.count(b"\n")
+            lineno += newlines
         return lineno, nbytes, blank
 
 
@@ -191,26 +191,28 @@ def _minimal(needles: list[bytes]) -> dict[bytes, list[bytes]]:
     return {n: sorted(holders[n]) for i, n in enumerate(needles) if i not in holds_another}
 
 
-def _line_places(buf: bytes, matched: Iterable[bytes], keep: int) -> list[tuple[int, bytes]]:
-    """(0-based line index, line) of the first and last `keep` places of each line in buf ("\\n" + lines + "\\n"),
-    sorted; newlines are counted once over the buffer, between consecutive places."""
-    places: set[tuple[int, bytes]] = set()
-    for raw in matched:
-        pattern = b"\n" + raw + b"\n"
-        pos, n = buf.find(pattern), 0
-        while pos != -1 and n < keep:
-            places.add((pos, raw))
-            pos, n = buf.find(pattern, pos + 1), n + 1
-        pos, n = buf.rfind(pattern), 0
-        while pos != -1 and n < keep:
-            places.add((pos, raw))
-            pos, n = buf.rfind(pattern, 0, pos + len(pattern) - 1), n + 1
-    out, last, line = [], 0, 0
-    for pos, raw in sorted(places):
-        line += buf.count(b"\n", last, pos)
-        last = pos
-        out.append((line, raw))
+def _first(seq: list[bytes], item: bytes, keep: int) -> list[int]:
+    """The indexes of item's first `keep` places in seq (list.index: a C loop)."""
+    out, i = [], -1
+    while len(out) < keep:
+        try:
+            i = seq.index(item, i + 1)
+        except ValueError:
+            break
+        out.append(i)
     return out
+
+
+def _line_places(lines: list[bytes], matched: Iterable[bytes], keep: int) -> list[tuple[int, bytes]]:
+    """(0-based line index, line) of the first and last `keep` places of each line, sorted: searched in the
+    chunk's lines from the front and over the reversed list from the back, with no pass over the bytes."""
+    places: set[tuple[int, bytes]] = set()
+    back: list[bytes] | None = None
+    for raw in matched:
+        places.update((i, raw) for i in _first(lines, raw, keep))
+        back = lines[::-1] if back is None else back
+        places.update((len(lines) - 1 - i, raw) for i in _first(back, raw, keep))
+    return sorted(places)
 
 
 def _lines_chunks(chunks: Iterable[bytes]) -> Iterator[tuple[bytes, int]]:

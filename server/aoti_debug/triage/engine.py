@@ -11,26 +11,33 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aoti_debug.classify.engine import Classification, classify_file, classify_text, observed
-from aoti_debug.classify.guides import load_guides
+from aoti_debug.classify.guides import NextStep, load_guides
 from aoti_debug.common.errors import AotiDebugError, BadInput
 from aoti_debug.common.roots import check_path, confine
-from aoti_debug.runs import command, flags, probe, proc
+from aoti_debug.runs import command, flags, probe, proc, rerun
 from aoti_debug.runs import store as runs
 from aoti_debug.runs.forensics import parse_faulthandler
 from aoti_debug.runs.model import URI, RunProgress
 from aoti_debug.runs.rerun import RerunRequest
+from aoti_debug.triage.ahead import Ahead, prefetch, request_key
 from aoti_debug.triage.markdown import markdown, next_thing, step_label
 from aoti_debug.triage.model import Step, TriageReport, TriageRequest
 from aoti_debug.triage.record import RunRecord
+from aoti_debug.triage.rules import in_every_run
 from aoti_debug.triage.step_diverge import output_mismatch
-from aoti_debug.triage.step_dump import PRINTER_KEYS, dump
+from aoti_debug.triage.step_dump import PRINTER_KEYS, dump, planned_dump, run_dump
 from aoti_debug.triage.step_package import parity
-from aoti_debug.triage.steps import TAIL, Ctx, oob, prefetch, rerun_preset, run
+from aoti_debug.triage.steps import MIN_RUN_S, TAIL, Ctx, oob, planned_rerun, rerun_preset, run
 
 log = logging.getLogger("aoti_debug.runs")
 
 DISPATCH = {"check_parity": parity, "rerun_with_flags": rerun_preset, "explain_index_oob": oob,
             "dump_kernel_inputs": dump}
+# Steps whose run may start beside an earlier run that builds nothing (triage_ahead).
+EARLY = {"rerun_with_flags", "dump_kernel_inputs"}
+# Patterns whose reruns never run beside another: two runs at once share the device's memory, and an OOM's
+# evidence is the headroom.
+SOLO = {"out_of_memory"}
 # Next steps that are not evidence: triage itself, polling, classifying (done for every output anyway).
 NOT_STEPS = {"triage", "get_run", "classify_error"}
 # A package path in a command's output: `package: /abs/x.pt2`, "saved to x.pt2", quoted or bare.
@@ -233,15 +240,60 @@ def _follow(ctx: Ctx) -> None:
         done.add((ns.tool, ns.preset))
         before = report.pattern
         step = Step(index=len(report.steps) + 1, tool=ns.tool, preset=ns.preset, why=ns.why, status="done")
+        _look_ahead(ctx, ns, step.index, queue, done)
         ctx.progress(f"step {step.index}: {step_label(step)}")
         t = time.monotonic()
         report.steps.append(step)
         DISPATCH[ns.tool](ctx, step)
+        if ctx.ahead:
+            ctx.ahead.check(step.index, step.found)
         step.cost_s = round(time.monotonic() - t, 1)
         if report.pattern != before and report.pattern not in seen:
             seen.add(report.pattern)
             rule = load_guides()[report.pattern or "unknown"].rule
             queue = list(rule.next_steps if rule else []) + queue
+
+
+def _rerun_plan(ctx: Ctx, ns: NextStep) -> tuple[list[str], RerunRequest, float] | None:
+    """The run a rerun_with_flags step would make now, or None where it runs nothing (a given log, the baseline's
+    flags, no command, no plan)."""
+    preset = ns.preset or ""
+    if preset in ctx.req.evidence_logs or in_every_run(preset):
+        return None
+    planned = planned_rerun(ctx, Step(index=0, tool=ns.tool, status="done"), preset)  # a scratch step's notes
+    return None if isinstance(planned, str) else planned
+
+
+def _early(ctx: Ctx, ns: NextStep) -> tuple[str, object] | None:
+    """(request key, work) of the run a later step would make now, where it fits the budget."""
+    if ns.tool == "dump_kernel_inputs":
+        dumped = None if any(k in ctx.req.evidence_logs for k in PRINTER_KEYS) else planned_dump(ctx)
+        if dumped is None or isinstance(dumped, str) or ctx.left() < ctx.run_s * dumped[2]:
+            return None
+        req, find_kernel, _ = dumped
+        return request_key(req, find_kernel), lambda cancel, note: run_dump(ctx, req, find_kernel, cancel, note)
+    planned = _rerun_plan(ctx, ns) if ns.tool == "rerun_with_flags" else None
+    if planned is None or ctx.left() < max(MIN_RUN_S, planned[2]):
+        return None
+    req = planned[1]
+    return request_key(req), lambda cancel, note: rerun.execute(
+        rerun.plan(req, ctx.roots, shared_cache=ctx.shared_cache), cancel=cancel, note=note)
+
+
+def _look_ahead(ctx: Ctx, ns: NextStep, index: int, queue: list[NextStep], done: set) -> None:
+    """While this step runs the command without a rebuild (a load-only run leaves a core idle), the step right after
+    it starts beside it when that one runs the command too. Only the very next step: one in between (parity,
+    explain_index_oob) reads the package, which a rebuild started ahead may rewrite."""
+    if ctx.ahead is None or not ctx.ahead.free() or ns.tool != "rerun_with_flags" or ctx.report.pattern in SOLO:
+        return
+    current = _rerun_plan(ctx, ns)
+    if current is None or (current[0] is not ctx.req.load_argv and current[1].fresh_cache):
+        return
+    nxt = next((n for n in queue if n.tool not in NOT_STEPS and (n.tool, n.preset) not in done
+                and not (n.when and n.when not in ctx.facts)), None)
+    early = _early(ctx, nxt) if nxt is not None and nxt.tool in EARLY else None
+    if early:
+        ctx.ahead.start((nxt.tool, nxt.preset), early[0], index, early[1], watch=ctx.package)
 
 
 def execute(p: TriagePlan, *, cancel: threading.Event | None = None, note: proc.Note | None = None) -> TriageReport:
@@ -254,6 +306,7 @@ def execute(p: TriagePlan, *, cancel: threading.Event | None = None, note: proc.
                       package=Path(req.package_path) if req.package_path else None)
     if req.argv and req.probe_runtime:  # parity's runtime probe needs no package: take it while the baseline runs
         ctx.runtime_probe = prefetch(lambda: probe.run_probes(probe.check_python(None), None))
+    ctx.ahead = Ahead(cancel, note, ctx.t0)
     try:
         _start(ctx, p)
         _follow(ctx)
@@ -262,6 +315,8 @@ def execute(p: TriagePlan, *, cancel: threading.Event | None = None, note: proc.
     except Exception as exc:  # a bug in a step must still leave a report with the steps so far
         log.exception("triage %s failed", p.run_id)
         report.stopped_because, report.stopped_detail = "error", f"internal error: {type(exc).__name__}: {exc}"
+    finally:
+        ctx.ahead.abandon()  # a run started ahead that no step took: cancelled, not left running
     return finish(ctx, p)
 
 

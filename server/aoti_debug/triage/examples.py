@@ -27,6 +27,8 @@ DEFAULT_EXAMPLE = "index_oob"
 # Expectations, most informed first: triage runs the sanity rerun and the backtrace when the guide asks.
 STAGES = ("with_backtrace", "sanity", "baseline")  # most informed first
 TORCH_CHECK_S = 120
+FIND_TORCH = ("import importlib.util, sys; "
+              "sys.exit(importlib.util.find_spec('torch') is None and 'No module named torch')")
 # Manifest keys compared with the root cause's field of the same name when stated.
 CULPRIT_KEYS = ("level", "op", "constant")
 
@@ -141,8 +143,10 @@ def command(ex: Example, device: str, python: str) -> tuple[list[str], list[str]
 
 
 def _check_python(python: str) -> None:
+    """torch is installed in python: found, not imported (an import is seconds the baseline run pays again; a torch
+    that is there but broken fails the baseline, whose output says why)."""
     try:
-        out = subprocess.run([python, "-c", "import torch"], capture_output=True, text=True, timeout=TORCH_CHECK_S,
+        out = subprocess.run([python, "-c", FIND_TORCH], capture_output=True, text=True, timeout=TORCH_CHECK_S,
                              stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise BadInput(f"cannot run {python}: {exc}") from exc

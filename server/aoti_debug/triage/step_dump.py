@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
 from aoti_debug.kernels.dump import dump_kernel_inputs
-from aoti_debug.kernels.model import DumpRequest
+from aoti_debug.kernels.model import DumpRequest, DumpResult
 from aoti_debug.kernels.printer_collect import parse_file
 from aoti_debug.kernels.suspects import Suspect, crash_suspects, name_suspects
+from aoti_debug.runs import proc
+from aoti_debug.triage.ahead import request_key
 from aoti_debug.triage.causes import from_suspect
 from aoti_debug.triage.model import Step
 from aoti_debug.triage.step_diverge import diverge
@@ -54,34 +57,47 @@ def _crash(ctx: Ctx, launches: list, inputs: list) -> list[Suspect]:
     return crash_suspects(launches, inputs, {s.name: s.index for s in ctx.contract.inputs}, tables)
 
 
-def dump(ctx: Ctx, step: Step) -> Step:
-    given = next((ctx.req.evidence_logs[k] for k in PRINTER_KEYS if k in ctx.req.evidence_logs), None)
-    if given:
-        return _from_log(ctx, step, Path(given))
+def planned_dump(ctx: Ctx) -> tuple[DumpRequest, bool, int] | str:
+    """The printer passes this step makes now: (the request, find_kernel, passes), or why it cannot run."""
     if not ctx.req.argv:
-        return skip(step, "offline: no command to rebuild with the printer (or pass its output in evidence_logs)")
+        return "offline: no command to rebuild with the printer (or pass its output in evidence_logs)"
     if ctx.argv_compiles is False:
-        return skip(step, "the command loads a prebuilt package: the printer is generated code, so it needs a "
-                          "command that rebuilds the package")
+        return ("the command loads a prebuilt package: the printer is generated code, so it needs a command that "
+                "rebuilds the package")
     # A kernel already named (the CPU exception, explain_index_oob) saves the level-3 pass.
     known = (ctx.oob.kernel if ctx.oob and ctx.oob.kernel else None) or (
         ctx.classification.fields.get("kernel_name") if ctx.classification else None) or ctx.kernel
     find_kernel = ctx.report.pattern not in NO_FAILING_LAUNCH
-    passes = 1 if known or not find_kernel else 2
-    est = ctx.run_s * passes
-    if ctx.left() < est:
-        ctx.budget_hit = True
-        return skip(step, f"budget: {passes} rebuild(s) of about {ctx.run_s:.0f} s needed, {ctx.left():.0f} s left")
     req = DumpRequest(argv=ctx.req.argv, cwd=ctx.cwd, kernels=[known] if known else [],
                       timeout_s=max(1.0, min(ctx.req.timeout_s, ctx.left())))
+    return req, find_kernel, 1 if known or not find_kernel else 2
+
+
+def run_dump(ctx: Ctx, req: DumpRequest, find_kernel: bool, cancel: threading.Event | None,
+             note: proc.Note | None) -> DumpResult:
+    return dump_kernel_inputs(req, ctx.roots, cancel=cancel, note=note, hold=False,  # the triage's slot
+                              shared_cache=ctx.shared_cache, find_kernel=find_kernel)
+
+
+def dump(ctx: Ctx, step: Step) -> Step:
+    given = next((ctx.req.evidence_logs[k] for k in PRINTER_KEYS if k in ctx.req.evidence_logs), None)
+    if given:
+        return _from_log(ctx, step, Path(given))
+    planned = planned_dump(ctx)
+    if isinstance(planned, str):
+        return skip(step, planned)
+    req, find_kernel, passes = planned
+    if ctx.left() < ctx.run_s * passes:
+        ctx.budget_hit = True
+        return skip(step, f"budget: {passes} rebuild(s) of about {ctx.run_s:.0f} s needed, {ctx.left():.0f} s left")
     label = f"step {step.index}: dump_kernel_inputs"
 
     def note(elapsed: float, nbytes: int, what: str) -> None:
         if ctx.note:
             ctx.note(time.monotonic() - ctx.t0, nbytes, f"{label} ({what}, {elapsed:.0f} s)")
 
-    res = dump_kernel_inputs(req, ctx.roots, cancel=ctx.cancel, note=note, hold=False,  # the triage's slot
-                             shared_cache=ctx.shared_cache, find_kernel=find_kernel)
+    res = ctx.ahead.take((step.tool, step.preset), request_key(req, find_kernel), step.found) if ctx.ahead else None
+    res = res or run_dump(ctx, req, find_kernel, ctx.cancel, note)
     last = res.passes[-1] if res.passes else None
     step.ran = [f"printer level {p.level}: run {p.run_id}" for p in res.passes]
     step.run_id, step.log_path = (last.run_id, last.log_path) if last else (None, None)

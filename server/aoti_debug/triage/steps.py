@@ -5,11 +5,9 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from aoti_debug.classify.engine import Classification, classify_file
 from aoti_debug.classify.guides import load_guides
@@ -35,6 +33,7 @@ from aoti_debug.runs.probe import ProbeOutcome
 from aoti_debug.runs.rerun import RerunRequest, RunResult
 from aoti_debug.triage import culprits
 from aoti_debug.triage import step_culprit as triage_culprit
+from aoti_debug.triage.ahead import Ahead, request_key
 from aoti_debug.triage.causes import from_backtrace, from_classification, from_oob
 from aoti_debug.triage.markdown import step_label
 from aoti_debug.triage.model import RootCause, Step, TriageReport, TriageRequest
@@ -89,6 +88,7 @@ class Ctx:
     kernel: str | None = None  # a generated kernel a native backtrace crashed in
     calls: CallsReport | None = None  # the baseline's package loads and calls (the capture runner)
     calls_run: str | None = None  # the run that captured them
+    ahead: Ahead | None = None  # a later step's run started beside the current one (triage_ahead)
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
@@ -175,21 +175,6 @@ def _gdb_text(text: str) -> str:
 def skip(step: Step, why: str) -> Step:
     step.status, step.skipped_because = "skipped", why
     return step
-
-
-def prefetch(fn: Callable[[], Any]) -> Future:
-    """Run fn on a daemon thread now; the step that needs its result waits for it (an exception is re-raised)."""
-    fut: Future = Future()
-
-    def work() -> None:
-        t = time.monotonic()
-        try:
-            fut.set_result((fn(), time.monotonic() - t))
-        except BaseException as exc:  # handed to the step that waits, which reports it
-            fut.set_exception(exc)
-
-    threading.Thread(target=work, daemon=True, name="aoti-debug-prefetch").start()
-    return fut
 
 
 def prefetched(ctx: Ctx, step: Step) -> ProbeOutcome | None:
@@ -289,6 +274,18 @@ def _plan_run(ctx: Ctx, step: Step, preset: str) -> tuple[list[str], dict[str, s
     return load, {}, [preset, LOAD_PRESET], False
 
 
+def planned_rerun(ctx: Ctx, step: Step, preset: str) -> tuple[list[str], RerunRequest, float] | str:
+    """The rerun this preset makes now: (argv as planned, the request, its estimated cost), or why it cannot run."""
+    planned = _plan_run(ctx, step, preset) if ctx.req.argv else (
+        "offline: no command to rerun (pass argv, or this step's output in evidence_logs)")
+    if isinstance(planned, str):
+        return planned
+    argv, flags, presets, fresh = planned
+    base = (ctx.load_s or MIN_RUN_S) if argv is ctx.req.load_argv else ctx.run_s  # a load-only run: not the build's
+    return argv, RerunRequest(argv=argv, cwd=ctx.cwd, presets=presets, flags=flags, fresh_cache=fresh, forensics=False,
+                              timeout_s=max(1.0, min(ctx.req.timeout_s, ctx.left()))), base * SLOWDOWN.get(preset, 1)
+
+
 def rerun_preset(ctx: Ctx, step: Step) -> Step:
     preset = step.preset or ""
     given = ctx.req.evidence_logs.get(preset)
@@ -305,23 +302,14 @@ def rerun_preset(ctx: Ctx, step: Step) -> Step:
         else:
             step.found.append("no faulthandler report: the process did not die of a signal")
         return step
-    if not ctx.req.argv:
-        return skip(step, "offline: no command to rerun (pass argv, or this step's output in evidence_logs)")
-    planned = _plan_run(ctx, step, preset)
+    planned = planned_rerun(ctx, step, preset)
     if isinstance(planned, str):
         return skip(step, planned)
-    argv, flags, presets, fresh = planned
-    if argv is ctx.req.load_argv:  # no rebuild: the baseline's time (mostly compiling) says nothing about it
-        base = ctx.load_s or MIN_RUN_S
-    else:
-        base = ctx.run_s
-    est = base * SLOWDOWN.get(preset, 1.0)
+    argv, req, est = planned
     if ctx.left() < max(MIN_RUN_S, est):
         ctx.budget_hit = True
         return skip(step, f"budget: about {est:.0f} s needed, {ctx.left():.0f} s left")
-    req = RerunRequest(argv=argv, cwd=ctx.cwd, presets=presets, flags=flags, fresh_cache=fresh, forensics=False,
-                       timeout_s=max(1.0, min(ctx.req.timeout_s, ctx.left())))
-    build = argv is not ctx.req.load_argv and fresh
+    build = argv is not ctx.req.load_argv and req.fresh_cache
     r = run(ctx, req, step, build)
     if not build and r.duration_s:
         ctx.load_s = r.duration_s
@@ -339,14 +327,14 @@ def rerun_preset(ctx: Ctx, step: Step) -> Step:
 
 def run(ctx: Ctx, req: RerunRequest, step: Step, build: bool = True) -> RunResult:
     """One rerun through the rerun tool; its run id, flags, outcome and classification go into the step."""
-    plan = rerun.plan(req, ctx.roots, shared_cache=ctx.shared_cache)
     label = f"step {step.index}: {step_label(step)}"
 
     def note(elapsed: float, nbytes: int, what: str) -> None:
         if ctx.note:
             ctx.note(time.monotonic() - ctx.t0, nbytes, f"{label} ({what}, {elapsed:.0f} s)")
 
-    r = rerun.execute(plan, cancel=ctx.cancel, note=note)
+    r = ctx.ahead.take((step.tool, step.preset), request_key(req), step.found) if ctx.ahead else None
+    r = r or rerun.execute(rerun.plan(req, ctx.roots, shared_cache=ctx.shared_cache), cancel=ctx.cancel, note=note)
     step.ran, step.run_id, step.log_path = r.argv, r.run_id, r.log_path
     step.flags = {u.name: u.value for u in r.flags if u.name != "TORCHINDUCTOR_CACHE_DIR"}
     outcome = r.signal or f"exit {r.exit_code}"
