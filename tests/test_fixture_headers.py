@@ -19,6 +19,7 @@ WRITERS = {
     "gpu_capture/logs/*.log": ("tests/gpu/capture.py", "aoti-debug GPU capture, job "),
     "gpu_triage_suite/logs/*/step*.log": ("tests/gpu/triage_suite.py", "aoti-debug GPU triage suite: example "),
     "gpu_nan_checks/*.log": ("tests/gpu/nan_checks.sh", "torch: "),
+    "gpu_printer/*.log": ("tests/gpu/triage_suite.py", "aoti-debug GPU triage suite: example "),
 }
 # Kept beside a run, never read as evidence: a suite child's own output (empty when it succeeded), the MCP server's
 # stderr.

@@ -73,7 +73,10 @@ def parse_log(path: Path, call: int = 1) -> tuple[list[str], list[Launch]]:
     fresh = False  # inside a run of aoti_model_inputs records
     with open(path, "rb") as f:
         data = f.read(MAX_LOG_BYTES)
-    for raw in data.decode("utf-8", errors="replace").splitlines():
+    # A level-2 scalar record ends in a literal backslash-n, and the next record's header follows on the same line
+    # (torch 2.11's CUDA printer: `[  before_launch - k - 32L: 32  ]\n[  after_launch - k - buf0  ]:`).
+    text = data.decode("utf-8", errors="replace").replace("]\\n[", "]\n[")
+    for raw in text.splitlines():
         line = raw.strip()
         m = HEADER.match(line)
         if m:
