@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from aoti_debug.triage.context import Ctx
 from aoti_debug.triage.engine import triage
 from aoti_debug.triage.model import RootCause, TriageReport, TriageRequest
-from aoti_debug.triage.steps import Ctx
 from golden import load
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -54,8 +54,11 @@ def _targets(path: Path) -> set[str]:
             if node.module == "aoti_debug":  # from aoti_debug import x: the module x, or a name of __init__
                 found |= {f"aoti_debug.{a.name}" for a in node.names if (PACKAGE / a.name).exists()
                           or (PACKAGE / f"{a.name}.py").exists()} or {"aoti_debug"}
-            else:
-                found.add(node.module)
+            else:  # from aoti_debug.pkg import mod: the module mod, else a name of aoti_debug.pkg
+                base = PACKAGE.joinpath(*node.module.split(".")[1:])
+                subs = {f"{node.module}.{a.name}" for a in node.names
+                        if (base / f"{a.name}.py").exists() or (base / a.name / "__init__.py").exists()}
+                found |= subs or {node.module}
         elif isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.split(".")[0] == "aoti_debug"}
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \

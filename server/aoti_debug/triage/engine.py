@@ -20,19 +20,19 @@ from aoti_debug.runs.forensics import parse_faulthandler
 from aoti_debug.runs.model import URI, RunProgress
 from aoti_debug.runs.rerun import RerunRequest
 from aoti_debug.triage.ahead import Ahead, prefetch, request_key
+from aoti_debug.triage.context import MIN_RUN_S, TAIL, Ctx, skip
 from aoti_debug.triage.markdown import markdown, next_thing, step_label
 from aoti_debug.triage.model import Step, TriageReport, TriageRequest
 from aoti_debug.triage.record import RunRecord
+from aoti_debug.triage.registry import runner
 from aoti_debug.triage.rules import in_every_run
+from aoti_debug.triage.step_culprit import enrich_cause
 from aoti_debug.triage.step_diverge import output_mismatch
-from aoti_debug.triage.step_dump import PRINTER_KEYS, dump, planned_dump, run_dump
-from aoti_debug.triage.step_package import parity
-from aoti_debug.triage.steps import MIN_RUN_S, TAIL, Ctx, oob, planned_rerun, rerun_preset, run
+from aoti_debug.triage.step_dump import PRINTER_KEYS, planned_dump, run_dump
+from aoti_debug.triage.step_rerun import planned_rerun, run
 
 log = logging.getLogger("aoti_debug.runs")
 
-DISPATCH = {"check_parity": parity, "rerun_with_flags": rerun_preset, "explain_index_oob": oob,
-            "dump_kernel_inputs": dump}
 # Steps whose run may start beside an earlier run that builds nothing (triage_ahead).
 EARLY = {"rerun_with_flags", "dump_kernel_inputs"}
 # Patterns whose reruns never run beside another: two runs at once share the device's memory, and an OOM's
@@ -244,7 +244,11 @@ def _follow(ctx: Ctx) -> None:
         ctx.progress(f"step {step.index}: {step_label(step)}")
         t = time.monotonic()
         report.steps.append(step)
-        DISPATCH[ns.tool](ctx, step)
+        run_step = runner(ns.tool)
+        if run_step is None:  # a guide names a tool no step runs: said, not a crash
+            skip(step, f"triage runs no step for {ns.tool}: call it yourself")
+        else:
+            run_step(ctx, step)
         if ctx.ahead:
             ctx.ahead.check(step.index, step.found)
         step.cost_s = round(time.monotonic() - t, 1)
@@ -302,7 +306,8 @@ def execute(p: TriagePlan, *, cancel: threading.Event | None = None, note: proc.
     report = TriageReport(run_id=p.run_id, status="running", mode="command" if req.argv else "offline",
                           command=req.argv or [], budget_s=req.budget_s)
     ctx = p.ctx = Ctx(req=req, roots=p.roots, report=report, cwd=req.cwd, cancel=cancel, note=note,
-                      deadline=time.monotonic() + req.budget_s, shared_cache=p.run_dir / SHARED_CACHE,
+                      enrich=enrich_cause, deadline=time.monotonic() + req.budget_s,
+                      shared_cache=p.run_dir / SHARED_CACHE,
                       package=Path(req.package_path) if req.package_path else None)
     if req.argv and req.probe_runtime:  # parity's runtime probe needs no package: take it while the baseline runs
         ctx.runtime_probe = prefetch(lambda: probe.run_probes(probe.check_python(None), None))

@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from aoti_debug.runs import op_probe
 from aoti_debug.runs.memcheck import Memcheck
-from aoti_debug.triage import culprit_kernel
+from aoti_debug.triage import culprit_kernel, culprits
 from aoti_debug.triage.causes import from_memcheck
+from aoti_debug.triage.context import Ctx
 from aoti_debug.triage.model import RootCause, Step
-
-if TYPE_CHECKING:
-    from aoti_debug.triage.steps import Ctx
 
 # The op probe imports torch in the target Python (2-20 s): not started with less budget than this left.
 OP_PROBE_S = 30.0
@@ -71,3 +68,14 @@ def op_registration(ctx: Ctx, cause: RootCause) -> None:
         cause.against.append(facts.sentence())
     elif facts.registered is False:
         cause.evidence.append(facts.sentence())
+
+
+def enrich_cause(ctx: Ctx, cause: RootCause) -> None:
+    """A cause named from a log, completed by what the project and the target Python show: where a custom op is
+    defined under the working folder, and whether the Python that runs the package registers it."""
+    where = culprits.op_definition(cause.op, Path(ctx.cwd)) if cause.op and ctx.cwd else None
+    if where:  # the module to import (or library to load) in the process that runs the package
+        cause.summary += f" It is registered by {where} (under {ctx.cwd})."
+        cause.evidence.append(f"{cause.op} is registered in {where}")
+    if cause.op and cause.kind == "custom_op_load":
+        op_registration(ctx, cause)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from aoti_debug.kernels.divergence import first_divergence, read_nodes
 from aoti_debug.runs.eager_diff import HOOK_HELP
+from aoti_debug.triage.context import Ctx
 from aoti_debug.triage.model import RootCause, Step
-from aoti_debug.triage.steps import Ctx
 
 # The user's own comparison, as classify_error captures it (guides/wrong_output.md captures).
 SUMMARY_FIELDS = ("mismatched", "mismatched_share", "greatest_diff", "error_value", "rtol", "atol")

@@ -13,9 +13,9 @@ from aoti_debug.kernels.suspects import Suspect, crash_suspects, name_suspects
 from aoti_debug.runs import proc
 from aoti_debug.triage.ahead import request_key
 from aoti_debug.triage.causes import from_suspect
+from aoti_debug.triage.context import Ctx, skip
 from aoti_debug.triage.model import Step
 from aoti_debug.triage.step_diverge import diverge
-from aoti_debug.triage.steps import Ctx, skip
 
 # Evidence keys whose log is printer output (level 2 is the one with values).
 PRINTER_KEYS = ("dump_kernel_inputs", "kernel_names")

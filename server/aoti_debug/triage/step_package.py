@@ -11,9 +11,9 @@ from aoti_debug.parity.model import ParityReport
 from aoti_debug.runs import store as runs
 from aoti_debug.triage import culprits
 from aoti_debug.triage.causes import from_parity
+from aoti_debug.triage.context import PARITY_S, TAIL, Ctx, prefetched, reroute, skip
 from aoti_debug.triage.model import Step
 from aoti_debug.triage.rules import rules
-from aoti_debug.triage.steps import PARITY_S, TAIL, Ctx, prefetched, reroute, skip
 
 # Parity kinds that say the package's device and the load side differ.
 DEVICE_KINDS = {"load_device", "no_cuda_build", "no_gpu", "compute_capability", "device_type"}
