@@ -1,12 +1,16 @@
 """The culprit fixtures from real CPU runs: a generated kernel's segfault, plain and under the backtrace preset's gdb.
 
-    python tests/culprit_fixture_logs.py          # writes both logs of tests/fixtures/culprit/
+    python tests/culprit_fixture_logs.py          # writes both logs of tests/fixtures/culprit/ and the sources
 
 examples/embedding_unchecked.py's package (built without the indirect-index asserts, cached by tests/pkgs.py) is
 called with an id far past its table. `base`: the command as a user runs it; `backtrace`: the same command in the
 batch gdb session the rerun tool's backtrace preset runs (aoti_debug.runs.forensics.debugger_argv / exec_env, with the
 preset's environment). These logs are not goldens (no markers: the triage tests read them as a user's log and a
 given backtrace log), so they are kept apart from tests/make_fixture_logs.py's. Trimmed by whole lines only.
+
+The generated C++ the gdb frames name (the package's wrapper.cpp and kernel.cpp) is kept beside the logs, under
+embedding_unchecked.sources/: inductor names and writes a CPU kernel by the host's vector ISA, so a package built
+again on another machine can have other file names and lines than the ones this backtrace names.
 """
 
 from __future__ import annotations
@@ -14,8 +18,10 @@ from __future__ import annotations
 import json
 import platform
 import shlex
+import shutil
 import subprocess
 import sys
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,12 +101,27 @@ def write(log: Log) -> Path:
     return path
 
 
+def keep_sources(pkg: Path) -> Path:
+    """The package's generated C++ (as it ships in the .pt2: data/aotinductor/<model>/*.cpp), kept as an extracted
+    package folder that aoti_debug.package.kernel_sources reads."""
+    out = CULPRIT / f"{EXAMPLE}.sources"
+    shutil.rmtree(out, ignore_errors=True)
+    with zipfile.ZipFile(pkg) as z:
+        for name in z.namelist():
+            if "/data/aotinductor/" in f"/{name}" and name.endswith((".wrapper.cpp", ".kernel.cpp")):
+                dest = out / name.split("/", 1)[1] if not name.startswith("data/") else out / name
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_bytes(z.read(name))
+    return out
+
+
 def main() -> int:
     pkg = pkgs.build_example(EXAMPLE)
     CULPRIT.mkdir(parents=True, exist_ok=True)
     for run in (run_base, run_backtrace):
         log = run(pkg)
         print(f"{write(log).relative_to(ROOT)}: exit {log.exit_status}", flush=True)
+    print(f"{keep_sources(pkg).relative_to(ROOT)}/", flush=True)
     return 0
 
 

@@ -1,6 +1,6 @@
 """A crashed kernel's indices tied to model inputs: the real H200 package of examples/ima_triton.py with the real
-compute-sanitizer report, the real CUDA index_oob package, and a real CPU build of embedding_unchecked with its gdb
-frame. The captured values are the capture runner's own description (probes/calls_runner.describe) of the ids the
+compute-sanitizer report, the real CUDA index_oob package, and the generated C++ of a real CPU build of
+embedding_unchecked with its gdb frame. The captured values are the capture runner's own description (probes/calls_runner.describe) of the ids the
 examples pass."""
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ CAPTURE = ROOT / "tests" / "fixtures" / "gpu_capture"
 IMA_PKG = CAPTURE / "packages" / "ima_triton.base.pt2"
 MEMCHECK = CAPTURE / "logs" / "ima_triton.memcheck.log"
 BACKTRACE = ROOT / "tests" / "fixtures" / "culprit" / "embedding_unchecked.backtrace.log"
+SOURCES = BACKTRACE.with_name("embedding_unchecked.sources")
 PATTERN = "cuda_illegal_memory_access"
 
 
@@ -114,17 +115,15 @@ def test_a_generated_triton_kernel_names_the_embedding_read_and_its_table() -> N
     assert v.cause and v.cause.input_index == 1 and "emb.weight [100, 16]" in v.cause.summary
 
 
-@pytest.mark.spawns
-@pytest.mark.compiles
 def test_the_line_gdb_names_in_an_optimised_cpu_kernel_is_traced_to_the_load_whose_value_it_uses() -> None:
-    from pkgs import build_example
-
-    pkg = build_example("embedding_unchecked")
+    # the generated C++ of the very build gdb ran (a rebuild on another host's vector ISA has other names and lines)
     frame = re.search(r"^#0 .* in (cpp_fused_\w+) \(\) at (\S+):(\d+)$", BACKTRACE.read_text(), re.M)
     kernel, file, line = frame.group(1), frame.group(2), int(frame.group(3))
+    assert any(p.name == file.rsplit("/", 1)[-1] for p in SOURCES.rglob("*.kernel.cpp"))
     bad = example_constant("embedding_unchecked.py", "BAD_ID")
-    v = examine(pkg, None, None, calls(floats(4, 16), described(3, bad, 7, 99)), kernel, file, line, "x", 6)
+    v = examine(SOURCES, None, None, calls(floats(4, 16), described(3, bad, 7, 99)), kernel, file, line, "x", 6)
     assert v.reads.line == line and v.reads.reads[0].pointer == "in_ptr2" and "16L*tmp1" in v.reads.reads[0].text
+    assert v.reads.reads[0].line != line  # gdb names the line that uses the loaded value, not the load
     assert v.cause and (v.cause.input_index, v.cause.got) == (1, "1e+12")
     assert "emb.weight [100, 16] float32" in v.cause.summary and "x 16 into 1600 elements" in v.cause.summary
     assert v.cause.expected == "0 <= index < 100"
