@@ -136,3 +136,12 @@ def test_the_report_shows_the_evidence_for_and_against_a_contradicted_cause() ->
     assert not rc.named and "**A cause the evidence contradicts (not the root cause):**" in text
     assert text.index("**Evidence for**") < text.index("**Evidence against**")
     assert "(same device type)" in text.split("**Evidence against**")[1]
+
+
+def test_a_cause_that_starts_with_a_kernel_or_buffer_name_keeps_the_name_as_the_package_spells_it() -> None:
+    """The H200 suite's silent_nan report once began 'Triton_per_fused_div_sum_0 writes NaN ...'."""
+    from aoti_debug.triage.causes import capitalized
+
+    assert capitalized("triton_per_fused_div_sum_0 writes NaN into buf1") == "triton_per_fused_div_sum_0 writes NaN into buf1"
+    assert capitalized("buf1 holds NaN") == "buf1 holds NaN" and capitalized("emb.weight is read") == "emb.weight is read"
+    assert capitalized("input 1 (arg2_1) holds the index value 7") == "Input 1 (arg2_1) holds the index value 7"

@@ -210,9 +210,11 @@ def replay(out: Path) -> list[dict]:
                                       if s.ran and s.ran[0].startswith("given")],
                      "named_by": f"{namer} {named.preset}" if named and named.preset else namer,
                      "needs_package": reads_package,
-                     # a diagnosis from the capture runner's record (calls.jsonl is not kept beside the logs)
+                     # a diagnosis from the capture runner's record, or from the eager model run on the captured
+                     # calls (calls.jsonl and eager_nodes_<n>.json are not kept beside the logs)
                      "needs_calls": any(e.startswith("the capture runner saw") for s in live.steps
-                                        for e in s.evidence)})
+                                        for e in s.evidence)
+                     or any(f.startswith("against eager (call ") for f in (named.found if named else []))})
     return rows
 
 

@@ -37,6 +37,15 @@ INPUT_SENTENCES = {
 }
 
 
+
+def capitalized(text: str) -> str:
+    """A sentence's first letter in upper case, unless its first word is a name (a kernel, a buffer, an FQN):
+    triton_per_fused_div_sum_0 stays as the package spells it."""
+    first = text.split(" ", 1)[0]
+    if not first or re.search(r"[_\d.:]", first) or any(ch.isupper() for ch in first[1:]):
+        return text
+    return first[0].upper() + text[1:]
+
 def _name(contract: InputContract | None, index: int | None) -> str | None:
     if contract is None or index is None:
         return None
@@ -109,7 +118,7 @@ def from_classification(c: Classification, step: int, contract: InputContract | 
     values = {"index": idx, "name": f" ({name})" if name else "", "dim": dim, "expected": expected, "got": got}
     filled = {k: ("?" if v is None else v) for k, v in values.items()}
     sentence = INPUT_SENTENCES.get(kind, "input {index}").format_map(filled)
-    sentence = sentence[0].upper() + sentence[1:] + "."
+    sentence = capitalized(sentence) + "."
     level = "culprit" if idx is not None or (kind == "input_count" and expected) else "pattern"
     return RootCause(named=True, level=level, kind=kind, summary=sentence, pattern=c.pattern, input_index=idx,
                      input_name=name, dim=dim, expected=expected, got=got, evidence=ev, step=step,
@@ -159,9 +168,9 @@ def from_suspect(s: Any, pattern: str, step: int, oob: OobExplanation | None) ->
     where = f"input {s.input_index} ({s.model_input})" if s.input_index is not None else s.arg
     if s.kind in ("index_above_bound", "index_negative", "index_above_every_dim"):
         value = f"{s.value:g}" if s.value is not None else "?"
-        summary = (f"{where[0].upper() + where[1:]} holds the index value {value}, but {s.kernel} indexes a "
+        summary = (f"{capitalized(where)} holds the index value {value}, but {s.kernel} indexes a "
                    f"dimension of size {s.bound}.") if s.kind != "index_above_every_dim" else (
-            f"{where[0].upper() + where[1:]} holds the index value {value}, and {s.kernel} crashed while reading "
+            f"{capitalized(where)} holds the index value {value}, and {s.kernel} crashed while reading "
             f"with it: no tensor it gets or the package holds has a dimension that large (the largest is {s.bound}).")
         return RootCause(named=True, level="culprit", kind="index_value_out_of_range", summary=summary,
                          pattern=pattern,
@@ -171,10 +180,10 @@ def from_suspect(s: Any, pattern: str, step: int, oob: OobExplanation | None) ->
                              "Validate or clamp the index tensor where it is produced (ids < table size)."])
     if s.kind == "empty_dimension":
         return RootCause(named=True, level="culprit", kind="empty_dimension",
-                         summary=s.detail[0].upper() + s.detail[1:] + ".",
+                         summary=capitalized(s.detail) + ".",
                          pattern=pattern, input_index=s.input_index, input_name=s.model_input, got="0",
                          evidence=[s.detail], fixes=oob.fixes[:2] if oob else [], step=step)
-    summary = s.detail[0].upper() + s.detail[1:] + "."
+    summary = capitalized(s.detail) + "."
     kind = "nan_produced" if s.kind == "nan_inf_producer" else "nan_input"
     facts = {"kind": kind, "kernel": s.kernel or "the kernel", "input_index": "?" if s.input_index is None else str(
         s.input_index)}
