@@ -117,3 +117,15 @@ def test_without_the_hook_a_wrong_output_ends_at_its_measured_mismatch_and_the_n
     assert r.pattern == "wrong_output" and rc and not rc.named and rc.level == "pattern"
     assert rc.kind == "output_mismatch" and rc.evidence[0].startswith("the repro's comparison: mismatched 400 / 400")
     assert "aoti_debug_eager" in rc.summary
+
+
+def test_the_absolute_and_relative_greatest_differences_of_assert_close_are_two_fields() -> None:
+    """The H200 suite's stale_constants baseline (torch 2.11): assert_close prints the absolute difference, then the
+    relative one; the relative one once overwrote the absolute one in greatest_diff."""
+    from aoti_debug.classify.engine import classify_file
+
+    log = Path(__file__).parent / "fixtures" / "gpu_triage_suite" / "logs" / "stale_constants" / \
+        "step1_rerun_with_flags.log"
+    c = classify_file(log, 1)
+    assert c.pattern == "wrong_output"
+    assert (c.fields["greatest_diff"], c.fields["greatest_rel_diff"]) == ("2.0026416778564453", "28.792821884155273")

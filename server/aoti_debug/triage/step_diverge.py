@@ -11,7 +11,7 @@ from aoti_debug.triage.context import Ctx
 from aoti_debug.triage.model import RootCause, Step
 
 # The user's own comparison, as classify_error captures it (guides/wrong_output.md captures).
-SUMMARY_FIELDS = ("mismatched", "mismatched_share", "greatest_diff", "error_value", "rtol", "atol")
+SUMMARY_FIELDS = ("mismatched", "mismatched_share", "greatest_diff", "greatest_rel_diff", "rmse", "error_value", "rtol", "atol")
 
 
 def _nodes_file(ctx: Ctx) -> tuple[int, Path] | None:
