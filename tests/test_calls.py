@@ -112,6 +112,38 @@ def test_a_process_that_dies_inside_a_call_names_that_call_and_the_calls_before_
         report.died_summary)
 
 
+def test_a_process_that_dies_inside_the_package_load_is_told_apart_from_one_that_dies_in_a_call(tmp_path) -> None:
+    """The native loader crashes (a NULL read where the package's .so would be opened): the load record is on disk
+    before the loader runs, so the report names the load and no call. A real crash of this kind, the H200's
+    toolchain_segfault (std::regex in wrapper.so's parse_device_str), ends the same way in the GPU suite."""
+    pkg = build_example("dtype_mismatch")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "repro.py").write_text(textwrap.dedent(f"""
+        import ctypes
+        import torch
+
+        real = torch._C._aoti.AOTIModelPackageLoader
+
+        class CrashingLoader:
+            load_metadata_from_package = staticmethod(real.load_metadata_from_package)
+
+            def __init__(self, *args, **kwargs):
+                ctypes.string_at(0)
+
+        torch._C._aoti.AOTIModelPackageLoader = CrashingLoader
+        model = torch._inductor.aoti_load_package({str(pkg)!r})
+        model(torch.randn(4, 8), torch.tensor([1, 2, 3, 4]))
+    """))
+    result = rerun(RerunRequest(argv=[PY, "repro.py"], cwd=str(root), presets=["calls"], forensics=False,
+                                timeout_s=300), [root, pkg.parent])
+    assert result.signal == "SIGSEGV"
+    report = result.calls
+    assert [(r.kind, r.status) for r in report.records] == [("load", "died")] and report.calls == 0
+    assert report.died_in.package == str(pkg)
+    assert report.died_summary == f"the process died while loading the package of {pkg} (load 1), before any call ran"
+
+
 def test_a_command_that_is_not_a_python_script_runs_uncaptured_with_a_note(tmp_path) -> None:
     root = tmp_path / "root"
     root.mkdir()
