@@ -8,6 +8,7 @@ from pathlib import Path
 from aoti_debug.kernels.divergence import first_divergence, read_nodes
 from aoti_debug.runs.eager_diff import HOOK_HELP
 from aoti_debug.triage.context import Ctx
+from aoti_debug.triage.fixes import select
 from aoti_debug.triage.model import RootCause, Step
 
 # The user's own comparison, as classify_error captures it (guides/wrong_output.md captures).
@@ -47,11 +48,8 @@ def diverge(ctx: Ctx, step: Step) -> None:
     cause = RootCause(named=not d.inputs_unchecked, level="culprit", kind="kernel_diverges", summary=summary,
                       pattern="wrong_output", kernel=d.kernel, op=d.ops[0] if d.ops else None,
                       evidence=evidence + ctx.calls.eager_mismatches[:2], step=step.index,
-                      fixes=["Rebuild the package from the model as it is now (export and compile after loading "
-                             "the weights or recalibrating), or load_constants the new values into it."
-                             if d.reads else
-                             "Minify the model around this op and report an Inductor bug; meanwhile keep the op "
-                             "out of the compiled graph (a custom op or a fallback)."])
+                      fixes=select("wrong_output", {"kind": "kernel_diverges", "kernel": d.kernel,
+                                                    "op": ", ".join(d.ops) or "the op", "reads": ", ".join(d.reads)}))
     ctx.consider(cause)
     step.named_root_cause = cause.named
 
