@@ -111,6 +111,9 @@ def test_offline_a_kernel_segfault_without_the_printer_stops_at_the_kernel_and_n
     assert "device_mismatch_load" not in {s.pattern for s in r.steps}
     rc = r.root_cause
     assert rc and not rc.named and rc.kind == "illegal_access" and rc.kernel == "cpp_fused_add_embedding_0"
+    assert rc.fixes == ["Print the inputs of cpp_fused_add_embedding_0 (aoti-debug dump-kernels --kernels "
+                        "cpp_fused_add_embedding_0 -- python repro.py): a generated kernel crashed reading memory, most "
+                        "often with an index value past the tensor it reads."]
     dump = next(s for s in r.steps if s.tool == "dump_kernel_inputs")
     assert dump.status == "skipped" and "offline" in dump.skipped_because
     assert "crashed while loading" not in r.markdown

@@ -46,6 +46,9 @@ def test_a_segfault_inside_a_generated_kernel_is_traced_to_the_input_holding_the
     assert (rc.kind, rc.input_index, rc.kernel, rc.got) == ("index_value_out_of_range", 1,
                                                             "cpp_fused_add_embedding_0", "1e+12")
     assert "emb.weight [100, 16]" in rc.evidence[0]  # the table, a constant the printer omits
+    # segfault_no_message's fixes for an index past its table in a generated kernel: the input, then the build flag
+    assert len(rc.fixes) == 2 and rc.fixes[0].startswith("Validate or clamp input 1 (") and "(1e+12)" in rc.fixes[0]
+    assert rc.fixes[1].startswith("Build with assert_indirect_indexing on")
     assert r.stopped_because == "root_cause_named" and r.example and r.example.match, r.example
 
 

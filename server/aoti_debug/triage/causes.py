@@ -229,11 +229,14 @@ def from_backtrace(bt: Backtrace, fault: Faulthandler | None, step: int, compile
     if bt.points_to == "generated_code" and bt.kernel:
         # a kernel ran and crashed: the culprit is the value it read with, found by printing its inputs
         return RootCause(named=False, kind="illegal_access", summary=bt.verdict, pattern=pattern or
-                         "segfault_no_message", kernel=bt.kernel, evidence=ev, step=step)
+                         "segfault_no_message", kernel=bt.kernel, evidence=ev, step=step,
+                         fixes=guide_fixes(pattern or "segfault_no_message", {"kind": "illegal_access",
+                                                                             "kernel": bt.kernel}))
     # a load crash (device) is confirmed by check_parity's values; a crashing outside library is named by its path
     level = "culprit" if bt.points_to == "custom_op" and bt.top_library else "pattern"
     return RootCause(named=to is not None, level=level, kind=bt.points_to, summary=bt.verdict,
-                     pattern=to or "segfault_no_message", evidence=ev, fixes=[guide_fix(to)] if to else [], step=step)
+                     pattern=to or "segfault_no_message", evidence=ev, step=step,
+                     fixes=[guide_fix(to)] if to else select("segfault_no_message", {"kind": bt.points_to}))
 
 
 def from_memcheck(m: Memcheck, pattern: str, step: int) -> RootCause | None:
