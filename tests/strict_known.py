@@ -1,8 +1,8 @@
 """What the strict example check (aoti_debug.triage.examples.check) finds wrong in the recorded GPU runs, as data.
 
-The recorded GPU suite (tests/fixtures/gpu_triage_suite/, H200 since 2026-11-25), its MCP stdio run (tests/fixtures/gpu_mcp_triage/)
-and the offline triage of the H200 capture (tests/fixtures/gpu_capture/) printed full matches under the older
-check; docs/gpu-verification.md states these numbers. A fix or a new difference fails the tests that read this:
+The recorded GPU suite (tests/fixtures/gpu_triage_suite/, H200 since 2026-11-25), its MCP stdio run
+(tests/fixtures/gpu_mcp_triage/) and the offline triage of the H200 capture (tests/fixtures/gpu_capture/) printed
+full matches under the older check; docs/gpu-verification.md states these numbers. A fix or a new difference fails the tests that read this:
 update it (and the docs) after a new GPU run, never to make a test pass.
 """
 

@@ -112,8 +112,8 @@ def test_offline_a_kernel_segfault_without_the_printer_stops_at_the_kernel_and_n
     rc = r.root_cause
     assert rc and not rc.named and rc.kind == "illegal_access" and rc.kernel == "cpp_fused_add_embedding_0"
     assert rc.fixes == ["Print the inputs of cpp_fused_add_embedding_0 (aoti-debug dump-kernels --kernels "
-                        "cpp_fused_add_embedding_0 -- python repro.py): a generated kernel crashed reading memory, most "
-                        "often with an index value past the tensor it reads."]
+                        "cpp_fused_add_embedding_0 -- python repro.py): a generated kernel crashed reading memory, "
+                        "most often with an index value past the tensor it reads."]
     dump = next(s for s in r.steps if s.tool == "dump_kernel_inputs")
     assert dump.status == "skipped" and "offline" in dump.skipped_because
     assert "crashed while loading" not in r.markdown
@@ -145,6 +145,6 @@ def test_a_cause_that_starts_with_a_kernel_or_buffer_name_keeps_the_name_as_the_
     """The H200 suite's silent_nan report once began 'Triton_per_fused_div_sum_0 writes NaN ...'."""
     from aoti_debug.triage.causes import capitalized
 
-    assert capitalized("triton_per_fused_div_sum_0 writes NaN into buf1") == "triton_per_fused_div_sum_0 writes NaN into buf1"
-    assert capitalized("buf1 holds NaN") == "buf1 holds NaN" and capitalized("emb.weight is read") == "emb.weight is read"
+    for named in ("triton_per_fused_div_sum_0 writes NaN into buf1", "buf1 holds NaN", "emb.weight is read"):
+        assert capitalized(named) == named
     assert capitalized("input 1 (arg2_1) holds the index value 7") == "Input 1 (arg2_1) holds the index value 7"

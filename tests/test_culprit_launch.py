@@ -1,7 +1,7 @@
 """A crashed kernel's indices tied to model inputs: the real H200 package of examples/ima_triton.py with the real
 compute-sanitizer report, the real CUDA index_oob package, and the generated C++ of a real CPU build of
-embedding_unchecked with its gdb frame. The captured values are the capture runner's own description (probes/calls_runner.describe) of the ids the
-examples pass."""
+embedding_unchecked with its gdb frame. The captured values are the capture runner's own description
+(probes/calls_runner.describe) of the ids the examples pass."""
 
 from __future__ import annotations
 

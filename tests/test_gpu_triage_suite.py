@@ -101,8 +101,9 @@ def test_replaying_the_kept_logs_offline_reaches_the_live_root_cause_unless_it_n
             assert r["replay"].split(" / ")[0] in (r["live"].split(" / ")[0], r["initial"]), r
         else:
             assert r["replay"] == r["live"], r
-    # 8 of 20 in the 2026-11-23 run (H100), 8 of 21 in the 2026-11-25 run (H200): check_parity now names causes in the captured call, before the reruns, and a
-    # kernel compute-sanitizer names is judged by its launch in the package (ima_triton)
+    # 8 of 20 in the 2026-11-23 run (H100), 8 of 21 in the 2026-11-25 run (H200): check_parity now names causes in
+    # the captured call, before the reruns, and a kernel compute-sanitizer names is judged by its launch in the
+    # package (ima_triton)
     assert sum(not (r["needs_package"] or r["needs_calls"]) for r in rows) >= 8
 
 

@@ -45,7 +45,8 @@ def test_stale_batch_norm_statistics_are_traced_to_the_first_kernel_that_diverge
                                      "[4, 8]")
     # the guide's fix for a diverging kernel whose eager ops read constants, not the one for a miscompiled op
     assert len(rc.fixes) == 1 and rc.fixes[0].startswith("Rebuild the package from the model as it is now")
-    assert "cpp_fused__native_batch_norm_legit_no_training_relu_0 computes batch_norm, relu from bn.weight" in rc.fixes[0]
+    assert "cpp_fused__native_batch_norm_legit_no_training_relu_0 computes batch_norm, relu from bn.weight" in (
+        rc.fixes[0])
     assert r.example and r.example.match, r.example
 
 

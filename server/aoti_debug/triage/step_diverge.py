@@ -12,7 +12,8 @@ from aoti_debug.triage.fixes import select
 from aoti_debug.triage.model import RootCause, Step
 
 # The user's own comparison, as classify_error captures it (guides/wrong_output.md captures).
-SUMMARY_FIELDS = ("mismatched", "mismatched_share", "greatest_diff", "greatest_rel_diff", "rmse", "error_value", "rtol", "atol")
+SUMMARY_FIELDS = ("mismatched", "mismatched_share", "greatest_diff", "greatest_rel_diff", "rmse", "error_value", "rtol",
+                  "atol")
 
 
 def _nodes_file(ctx: Ctx) -> tuple[int, Path] | None:
