@@ -2,8 +2,8 @@
 
 The recorded GPU suite (tests/fixtures/gpu_triage_suite/, H200 since 2026-11-25), its MCP stdio run
 (tests/fixtures/gpu_mcp_triage/) and the offline triage of the H200 capture (tests/fixtures/gpu_capture/) printed
-full matches under the older check; docs/gpu-verification.md states these numbers. A fix or a new difference fails the tests that read this:
-update it (and the docs) after a new GPU run, never to make a test pass.
+full matches under the older check; docs/gpu-verification.md states these numbers. A fix or a new difference fails
+the tests that read this: update it (and the docs) after a new GPU run, never to make a test pass.
 """
 
 # example -> its differences; examples not named here match. The 2026-11-25 H200 run: all 21 match.
