@@ -131,3 +131,24 @@ def test_the_suite_prints_every_difference_of_an_example_that_does_not_match(sui
     assert "ima_triton: MISMATCH: root cause: expected index_value_out_of_range (index_value_out_of_range), got " \
            "illegal_access (named); input index: expected 1 (baseline), got none" in lines
     assert sum(line.endswith(": MATCH") for line in lines) == len(lines) - 1
+
+
+def test_the_mcp_stdio_run_on_the_gpu_matched_and_read_the_memcheck_resource() -> None:
+    data = json.loads((MCP / "mcp_triage.json").read_text())
+    assert {"triage", "get_run", "classify_error", "check_parity", "rerun_with_flags", "dump_kernel_inputs",
+            "explain_index_oob"} <= set(data["tools"])
+    rows = {r["example"]: r for r in data["rows"]}
+    live = reports()
+    for name, r in rows.items():
+        assert r["match"] and r["root_cause"]["kind"] == live[name].root_cause.kind, name  # as recorded
+    strict = {name: examples.check(examples.get(name), "cuda", TriageReport(
+        run_id="mcp", status="done", mode="command", pattern=r["pattern"], root_cause=RootCause(**r["root_cause"])))
+        for name, r in rows.items()}
+    assert {name: c.differences for name, c in strict.items() if not c.match} == strict_known.MCP_STDIO
+    assert rows["index_oob"]["wait"] and rows["index_oob"]["progress"][0].startswith("step 1: ")
+    assert all(r["get_run_polls"] > 0 for r in rows.values() if not r["wait"])
+    # the example of the run whose triage reached compute-sanitizer (2026-11-25: ima_triton) read its report
+    memcheck = [x for r in rows.values() for x in r["resources"] if x["uri"].endswith("/memcheck")]
+    assert memcheck and memcheck[0]["sanitizer_lines"] > 0
+    table = "\n".join(line for line in (MCP / "mcp_triage.md").read_text().splitlines() if line.startswith("|"))
+    assert doc_block("GPU MCP TABLE") == table
