@@ -21,12 +21,12 @@ import shlex
 import shutil
 import subprocess
 import sys
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pkgs  # noqa: E402
+from aoti_debug.package import kernel_sources  # noqa: E402
 from aoti_debug.runs.forensics import debugger_argv, exec_env, find_debugger  # noqa: E402
 from logtrim import TRIM_NOTE, trim  # noqa: E402
 from make_fixture_logs import RUN_TIMEOUT_S, _base_env, _compiler, torch_version  # noqa: E402
@@ -102,16 +102,15 @@ def write(log: Log) -> Path:
 
 
 def keep_sources(pkg: Path) -> Path:
-    """The package's generated C++ (as it ships in the .pt2: data/aotinductor/<model>/*.cpp), kept as an extracted
-    package folder that aoti_debug.package.kernel_sources reads."""
+    """The package's generated C++ as aoti_debug.package.kernel_sources reads it from the .pt2, kept as an extracted
+    package folder (data/aotinductor/model/) that the same module reads back."""
     out = CULPRIT / f"{EXAMPLE}.sources"
     shutil.rmtree(out, ignore_errors=True)
-    with zipfile.ZipFile(pkg) as z:
-        for name in z.namelist():
-            if "/data/aotinductor/" in f"/{name}" and name.endswith((".wrapper.cpp", ".kernel.cpp")):
-                dest = out / name.split("/", 1)[1] if not name.startswith("data/") else out / name
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                dest.write_bytes(z.read(name))
+    folder = out / "data" / "aotinductor" / "model"
+    folder.mkdir(parents=True)
+    src = kernel_sources.from_package(pkg)
+    for s in src.wrappers + src.kernel_cpps:
+        (folder / s.path.rsplit("/", 1)[-1]).write_text(s.text, encoding="utf-8")
     return out
 
 
