@@ -91,6 +91,9 @@ class NextStep(BaseModel):
     why: str = Field(description="What this step will show")
     when: str | None = Field(default=None, description="Run only when an earlier step found this: kernel_frame (a "
                              "native frame inside a generated kernel)")
+    unless: list[str] = Field(default_factory=list, description=(
+        "Skip it when earlier steps established every one of these facts (cheaper evidence that answers what it "
+        "would): inputs_within_contract, printer_compares_eager; the facts' sentences are the reason given"))
 
 
 class Examples(BaseModel):

@@ -27,7 +27,7 @@ from aoti_debug.triage.record import RunRecord
 from aoti_debug.triage.registry import runner
 from aoti_debug.triage.rules import in_every_run
 from aoti_debug.triage.step_culprit import enrich_cause
-from aoti_debug.triage.step_diverge import output_mismatch
+from aoti_debug.triage.step_diverge import nodes_file, output_mismatch
 from aoti_debug.triage.step_dump import PRINTER_KEYS, planned_dump, run_dump
 from aoti_debug.triage.step_rerun import planned_rerun, run
 
@@ -223,6 +223,10 @@ def _start(ctx: Ctx, p: TriagePlan) -> None:
     if r.calls:
         step.found += r.calls.eager_mismatches[:3]
     report.steps.append(step2)
+    if report.pattern == "wrong_output" and ctx.argv_compiles and nodes_file(ctx):
+        ctx.establish("printer_compares_eager", "the baseline captured the eager model's per-node statistics and "
+                      "its command rebuilds the package, so the printer pass compares every kernel's output with "
+                      "eager's (a NaN or Inf eager does not have is a divergence there)")
 
 
 def _follow(ctx: Ctx) -> None:
@@ -240,6 +244,9 @@ def _follow(ctx: Ctx) -> None:
         done.add((ns.tool, ns.preset))
         before = report.pattern
         step = Step(index=len(report.steps) + 1, tool=ns.tool, preset=ns.preset, why=ns.why, status="done")
+        if _covered(ctx, ns):
+            report.steps.append(skip(step, "covered by earlier steps: " + "; ".join(ctx.facts[f] for f in ns.unless)))
+            continue
         _look_ahead(ctx, ns, step.index, queue, done)
         ctx.progress(f"step {step.index}: {step_label(step)}")
         t = time.monotonic()
@@ -256,6 +263,11 @@ def _follow(ctx: Ctx) -> None:
             seen.add(report.pattern)
             rule = load_guides()[report.pattern or "unknown"].rule
             queue = list(rule.next_steps if rule else []) + queue
+
+
+def _covered(ctx: Ctx, ns: NextStep) -> bool:
+    """A step whose question earlier steps already answered (its guide's `unless` facts all established)."""
+    return bool(ns.unless) and all(f in ctx.facts for f in ns.unless)
 
 
 def _rerun_plan(ctx: Ctx, ns: NextStep) -> tuple[list[str], RerunRequest, float] | None:
@@ -294,7 +306,7 @@ def _look_ahead(ctx: Ctx, ns: NextStep, index: int, queue: list[NextStep], done:
     if current is None or (current[0] is not ctx.req.load_argv and current[1].fresh_cache):
         return
     nxt = next((n for n in queue if n.tool not in NOT_STEPS and (n.tool, n.preset) not in done
-                and not (n.when and n.when not in ctx.facts)), None)
+                and not (n.when and n.when not in ctx.facts) and not _covered(ctx, n)), None)
     early = _early(ctx, nxt) if nxt is not None and nxt.tool in EARLY else None
     if early:
         ctx.ahead.start((nxt.tool, nxt.preset), early[0], index, early[1], watch=ctx.package)

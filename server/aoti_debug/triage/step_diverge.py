@@ -16,7 +16,8 @@ SUMMARY_FIELDS = ("mismatched", "mismatched_share", "greatest_diff", "greatest_r
                   "atol")
 
 
-def _nodes_file(ctx: Ctx) -> tuple[int, Path] | None:
+def nodes_file(ctx: Ctx) -> tuple[int, Path] | None:
+    """The first captured call with the eager model's per-node statistics: (call index, their file)."""
     for rec in ctx.calls.records if ctx.calls else []:
         if rec.kind == "call" and rec.eager and rec.eager.nodes_file and Path(rec.eager.nodes_file).is_file():
             return rec.index, Path(rec.eager.nodes_file)
@@ -25,7 +26,7 @@ def _nodes_file(ctx: Ctx) -> tuple[int, Path] | None:
 
 def diverge(ctx: Ctx, step: Step) -> None:
     """After a level-2 printer pass: the first kernel whose output no eager node agrees with."""
-    found = _nodes_file(ctx)
+    found = nodes_file(ctx)
     if found is None or not step.log_path or not Path(step.log_path).is_file():
         why = next((r.eager.nodes_error for r in (ctx.calls.records if ctx.calls else [])
                     if r.eager and r.eager.nodes_error), None)
