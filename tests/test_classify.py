@@ -132,29 +132,17 @@ def test_a_log_with_nothing_known_is_unknown_at_half_confidence_and_says_so() ->
 
 
 def test_weak_cues_rank_alternatives_for_unknown_and_lower_its_confidence() -> None:
-    # Only the generic run wrapper, which several families list: nothing states the failure, nothing names one.
-    result = classify_text(RUN_FUNC + "\nRuntimeError: unexpected state\n")
-    assert result.pattern == "unknown"
-    assert [a.pattern for a in result.alternatives][:2] == ["cuda_illegal_memory_access", "input_shape_mismatch"]
-    assert 0 < result.confidence < 0.5
-    assert "Seen:" in result.summary and "cuda_illegal_memory_access" in result.summary
-    assert result.phase == "run"
-
-
-def test_one_specific_cue_in_a_compiled_model_log_names_its_family_as_a_low_confidence_guess() -> None:
-    # Only frames and a generated kernel name: nothing states the failure, but it fails inside Triton's compile.
+    # Only frames and a generated kernel name: nothing states the failure, but it looks like Inductor.
     text = ('  File "/venv/lib/python3.11/site-packages/triton/compiler/compiler.py", line 307, in compile\n'
             '    next_module = compile_ir(module, metadata)\n'
             "  triton_poi_fused_add_0.run(buf0, 16, grid=grid(16))\n"
             "RuntimeError: unexpected state\n")
     result = classify_text(text)
-    assert result.pattern == "lowering_error"
-    assert 0 < result.confidence <= 0.35
-    assert result.summary.startswith("No decisive line. Seen:") and "Best guess:" in result.summary
+    assert result.pattern == "unknown"
+    assert result.alternatives and result.alternatives[0].pattern == "lowering_error"
+    assert 0 < result.confidence < 0.5
+    assert "Seen:" in result.summary and "lowering_error" in result.summary
     assert result.phase == "compile"
-    # The same frames in a log with a decisive line leave the decision to that line.
-    stated = classify_text(text + "RuntimeError: CUDA error: an illegal memory access was encountered\n")
-    assert stated.pattern == "cuda_illegal_memory_access" and stated.confidence >= 0.5
 
 
 def test_a_frame_decides_only_when_no_line_states_the_failure() -> None:

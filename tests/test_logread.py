@@ -34,3 +34,9 @@ def test_ansi_codes_and_carriage_returns_are_removed_per_chunk() -> None:
 def test_a_timestamped_rank_prefixed_line_is_reduced_to_its_message() -> None:
     line = "2026-11-22T01:37:42.4326797Z [rank0]: RuntimeError: CUDA error: an illegal memory access was encountered"
     assert logread.clean_line(line) == "RuntimeError: CUDA error: an illegal memory access was encountered"
+
+
+def test_a_line_quoted_as_inline_code_loses_both_ticks() -> None:
+    assert logread.clean_line("## `AssertionError: False is not true : Output/Grad with NaN`") == (
+        "AssertionError: False is not true : Output/Grad with NaN")
+    assert logread.clean_line("`torch.compile` fails") == "`torch.compile` fails"

@@ -34,6 +34,11 @@ def test_stale_batch_norm_statistics_are_traced_to_the_first_kernel_that_diverge
     r, _folder = stale
     base, dump = r.steps[0], r.steps[-1]
     assert r.pattern == "wrong_output" and dump.tool == "dump_kernel_inputs"
+    # the sanity rebuild answers nothing parity and the printer's eager comparison do not: skipped, both reasons given
+    sanity = next(s for s in r.steps if s.preset == "sanity")
+    assert sanity.status == "skipped" and sanity.run_id is None
+    assert "found none outside it" in sanity.skipped_because and "compares the kernels' outputs with the eager" in (
+        sanity.skipped_because)
     # the capture runner reran the call eagerly: the outputs' mismatch summary, with the hook's numbers
     assert any(f.startswith("call 1 output 0: 16 / 16 elements differ from eager") for f in base.found), base.found
     rc = r.root_cause
@@ -133,3 +138,17 @@ def test_the_absolute_and_relative_greatest_differences_of_assert_close_are_two_
     c = classify_file(log, 1)
     assert c.pattern == "wrong_output"
     assert (c.fields["greatest_diff"], c.fields["greatest_rel_diff"]) == ("2.0026416778564453", "28.792821884155273")
+
+
+def test_a_step_is_covered_only_when_every_fact_it_names_was_established() -> None:
+    from types import SimpleNamespace
+
+    from aoti_debug.classify.guides import NextStep
+    from aoti_debug.triage.engine import _covered
+
+    ns = NextStep(tool="rerun_with_flags", preset="sanity", why="w",
+                  unless=["inputs_within_contract", "printer_compares_eager"])
+    assert _covered(SimpleNamespace(facts={"inputs_within_contract": "a", "printer_compares_eager": "b"}), ns)
+    assert not _covered(SimpleNamespace(facts={"inputs_within_contract": "a"}), ns)
+    assert not _covered(SimpleNamespace(facts={"inputs_within_contract": "a", "printer_compares_eager": "b"}),
+                        NextStep(tool="rerun_with_flags", preset="sanity", why="w"))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -22,11 +21,6 @@ UNKNOWN_MAX = 0.5
 # With no decisive line in a log that shows a compiled model (a phase marker or a rule's cue), the family that the
 # weak cues rank at least this high is named, at a confidence below DECISIVE: a guess, and said to be one.
 GUESS, GUESS_MAX = 0.3, 0.45
-# With no such agreement, one cue or rule of a family at GUESS or above still names it in a log that shows a
-# compiled model, at a lower confidence: text that several families list (a generic wrapper) never counts here.
-# Chosen on the corpus's dev split (tests/corpus): there a compiled-model log's one specific cue is right more often
-# than `unknown` is.
-LONE_GUESS_MAX = 0.35
 # `unknown` as an alternative in a log with no sign of a compiled model: the absence is itself weak evidence.
 NO_AOTI_MIN = 0.1
 
@@ -61,7 +55,7 @@ class Classification(BaseModel):
     confidence: float = Field(ge=0, le=1, description=(
         "Noisy-OR of the weights of the winner's matched regexes; for 'unknown', at most 0.5 and lower the "
         "more weak cues point at a pattern; for a best guess from agreeing weak cues (no decisive line), at most "
-        "0.45, from a single weak cue in a log that shows a compiled model, at most 0.35; the summary says so"))
+        "0.45 and the summary says so"))
     phase: phases.LogPhase | None = Field(default=None, description=(
         "Where it failed: export, compile, load or run, from the last phase marker in the log (export or "
         "Inductor frames, the package loader, the run call), else the pattern's own phase; null if neither says"))
@@ -99,20 +93,6 @@ def _winner(scored: dict[str, tuple[float, Hits]]) -> tuple[float, Hits]:
     if matched:
         return max(matched, key=lambda m: (m[0], m[1].rule.priority))
     return 0.0, scored["unknown"][1]
-
-
-@functools.cache
-def _shared_of(regexes: tuple[tuple[str, ...], ...]) -> frozenset[str]:
-    seen: dict[str, int] = {}
-    for rule in regexes:
-        for rx in set(rule):
-            seen[rx] = seen.get(rx, 0) + 1
-    return frozenset(rx for rx, n in seen.items() if n > 1)
-
-
-def _shared(rule_list: list) -> frozenset[str]:
-    """Regexes that more than one rule lists (the generic wrappers every failure of a phase prints)."""
-    return _shared_of(tuple(tuple(p.regex for p in [*r.patterns, *r.cues]) for r in rule_list))
 
 
 def _seen(others: list[Hits], marker: phases.Marker | None, excs: Hits | None = None, aoti: bool = True) -> str:
@@ -164,14 +144,9 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
         # family) name the family; one alone, such as a generic wrapper line, never does.
         agree = [m for pid, m in ranked.items() if m[0] >= GUESS and exc_hint.get(pid, 0.0) > 0
                  and (max(scored[pid][0], m[1].rank()) > 0 or phase_hint.get(pid, 0.0) > 0)]
-        shared = _shared(rule_list)
-        lone = [m for pid, m in ranked.items() if pid != "unknown" and m[1].rank(shared) >= GUESS]
         if agree:
             score, win = max(agree, key=lambda m: (m[0], m[1].rule.priority))
             score, guessed = min(score, GUESS_MAX), True
-        elif lone:
-            score, win = max(lone, key=lambda m: (m[0], m[1].rule.priority))
-            score, guessed = min(score, LONE_GUESS_MAX), True
     guides = load_guides()
     fields: dict[str, str] = {}
     for _idx, _line, _text, groups in win.evidence(every=True):  # later (or, for first_match, earlier) hits win

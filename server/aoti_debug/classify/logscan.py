@@ -56,10 +56,9 @@ class Hits:
         return self._noisy_or(i for i in self.first if i < self.decisive
                               and (aoti_context or not self.patterns[i].aoti_only))
 
-    def rank(self, shared: frozenset[str] = frozenset()) -> float:
-        """Patterns and cues together: orders the alternatives; without the regexes in `shared` (text that other
-        rules list too, such as a generic wrapper: a prior among families, not evidence for one)."""
-        return self._noisy_or(i for i in self.first if self.patterns[i].regex not in shared)
+    def rank(self) -> float:
+        """Patterns and cues together: orders the alternatives."""
+        return self._noisy_or(self.first)
 
     def cued(self) -> bool:
         return any(i >= self.decisive for i in self.first)

@@ -101,5 +101,8 @@ def ignored_by(line: str) -> str | None:
 def clean_line(raw: str) -> str | None:
     """A candidate line ready for rule regexes, or None when it is boilerplate."""
     # Trailing blanks (a terminal's padded lines, a quoted log) would defeat every rule anchored at the line's end.
-    line = strip_prefixes(raw.rstrip("\n").strip("\x00").rstrip(" \t"))
+    text = raw.rstrip("\n").strip("\x00").rstrip(" \t")
+    line = strip_prefixes(text)
+    if line.endswith("`") and text.count("`") > line.count("`"):  # inline code: its opening tick went as a prefix
+        line = line.rstrip("`").rstrip(" \t")
     return None if ignored_by(line) else line
