@@ -223,8 +223,7 @@ def _start(ctx: Ctx, p: TriagePlan) -> None:
     if r.calls:
         step.found += r.calls.eager_mismatches[:3]
     report.steps.append(step2)
-    one_call = bool(r.calls) and sum(c.kind == "call" for c in r.calls.records) == 1
-    if report.pattern == "wrong_output" and one_call and ctx.argv_compiles and nodes_file(ctx):
+    if report.pattern == "wrong_output" and r.calls and r.calls.calls == 1 and ctx.argv_compiles and nodes_file(ctx):
         ctx.establish("printer_compares_eager", "the baseline's one call was captured with the eager model's "
                       "per-node statistics and its command rebuilds the package, so the printer pass compares the "
                       "kernels' outputs with the eager nodes they map to (a NaN or Inf eager does not have is a "

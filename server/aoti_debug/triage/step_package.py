@@ -81,8 +81,8 @@ def parity(ctx: Ctx, step: Step) -> Step:
                        inputs_run=ctx.calls_run if captured else None, runtime=prefetched(ctx, step))
     if captured:
         step.found.append(f"inputs compared: {rep.inputs_source} (captured by the baseline)")
-        one_call = sum(r.kind == "call" for r in ctx.calls.records) == 1  # parity compares one call's inputs
-        if one_call and rep.inputs and rep.predicted_check_error is None and not any(
+        # parity compares one call's inputs: with more calls the others would go unchecked
+        if ctx.calls.calls == 1 and rep.inputs and rep.predicted_check_error is None and not any(
                 m.severity == "error" and m.input_index is not None for m in rep.mismatches):
             ctx.establish("inputs_within_contract", "check_parity compared the inputs of the one call the baseline "
                           "made with the package's contract and found none outside it (what "
