@@ -18,7 +18,7 @@ from aoti_debug.common.errors import BadInput, DataError
 from aoti_debug.common.paths import examples_dir
 from aoti_debug.common.yamlio import YAMLError, load_yaml
 from aoti_debug.runs import proc
-from aoti_debug.triage.engine import execute, plan, save
+from aoti_debug.triage.engine import execute_held, plan, save
 from aoti_debug.triage.model import DEFAULT_BUDGET_S, ExampleCheck, TriageReport, TriageRequest
 from aoti_debug.triage.rules import rules
 
@@ -175,7 +175,7 @@ def run_example(name: str = DEFAULT_EXAMPLE, *, device: str = "cpu", python: str
     argv, load_argv = command(ex, device, python)
     req = TriageRequest(argv=argv, load_argv=load_argv, cwd=str(folder), budget_s=budget_s)
     p = plan(req, [folder])
-    report = execute(p, cancel=cancel, note=note)
+    report = execute_held(p, cancel=cancel, note=note)  # the run slot is given back
     report.example = c = check(ex, device, report)
     report.markdown += (f"\n\nExample `{name}` ({device}): **{'MATCH' if c.match else 'MISMATCH'}** with the "
                         f"manifest's expected diagnosis ({c.expected.get('pattern')}, {c.expected.get('root_cause')})"
