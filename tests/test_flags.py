@@ -18,6 +18,7 @@ ISSUE_FLAGS = {  # the allow-list issue 4 asks for
     "TORCHINDUCTOR_CACHE_DIR", "CXX", "CUDA_VISIBLE_DEVICES",
     "TORCHINDUCTOR_VEC_ISA_OK",  # issue 15: triage's load-only reruns skip the ISA probe
     "AOTI_DEBUG_CALLS_SAVE_BYTES",  # issue 17: the calls preset saves a call's inputs in full only when asked
+    "AOTI_DEBUG_REUSE_ISA_PROBE",  # issue 15: a triage's reruns reuse its baseline's ISA probe answers
 }
 ISSUE_PRESETS = {"sanity", "deterministic", "kernel_names", "cpp_stacktraces", "logs", "trace", "faulthandler",
                  "minifier", "backtrace", "memcheck"}

@@ -3,12 +3,16 @@ printer pass finds the first kernel whose output diverges (three compiles: the e
 
 from __future__ import annotations
 
+import json
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 from aoti_debug.kernels.divergence import first_divergence, read_nodes
+from aoti_debug.probes import isa_probe
+from aoti_debug.runs import store
+from aoti_debug.runs.calls import REUSE_PROBE_FLAG
 from aoti_debug.runs.rerun import RerunRequest, rerun
 from aoti_debug.triage.examples import run_example
 from pkgs import EXAMPLES
@@ -53,6 +57,28 @@ def test_stale_batch_norm_statistics_are_traced_to_the_first_kernel_that_diverge
     assert "cpp_fused__native_batch_norm_legit_no_training_relu_0 computes batch_norm, relu from bn.weight" in (
         rc.fixes[0])
     assert r.example and r.example.match, r.example
+
+
+@pytest.mark.timeout(1200)
+def test_the_triages_runs_share_the_isa_probe_answers_its_baseline_found(stale) -> None:
+    r, folder = stale
+    assert r.run_id not in store._active, "run_example gave its run slot back"
+    results = [json.loads(f.read_text()) for f in (folder.parent / "home").rglob("result.json")]
+    runs = [x for x in results if x.get("argv") and x.get("flags")]
+    assert len(runs) >= 2, "the baseline and the printer pass"
+    for run in runs:  # each ran through a runner that installs the reuse, in the triage's one inductor cache
+        flags = {f["name"]: f["value"] for f in run["flags"]}
+        assert flags.get(REUSE_PROBE_FLAG) == "1"
+        assert any(a.endswith(("calls_runner.py", "script_runner.py")) for a in run["argv"]), run["argv"]
+        assert flags["TORCHINDUCTOR_CACHE_DIR"] == flags_of(runs[0])["TORCHINDUCTOR_CACHE_DIR"]
+    answers = Path(flags_of(runs[0])["TORCHINDUCTOR_CACHE_DIR"]) / isa_probe.ANSWERS
+    keys = [json.loads(x)["key"] for x in answers.read_text().splitlines()]
+    # one answer a check for the whole triage: the printer pass found the baseline's there instead of probing again
+    assert keys and len(keys) == len(set(keys))
+
+
+def flags_of(run: dict) -> dict[str, str]:
+    return {f["name"]: f["value"] for f in run["flags"]}
 
 
 CONTROL = """

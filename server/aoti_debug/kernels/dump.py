@@ -26,10 +26,12 @@ from aoti_debug.runs.rerun import RerunRequest, RunResult
 
 def _pass(req: DumpRequest, roots: list[Path], level: int, extra: dict[str, str], cancel: threading.Event | None,
           note: proc.Note | None, t0: float, focus: list[str],
-          shared_cache: Path | None = None) -> tuple[RunResult, PrinterLog, Collector | None]:
+          shared_cache: Path | None = None,
+          presets: tuple[str, ...] = ()) -> tuple[RunResult, PrinterLog, Collector | None]:
     flags = {PRINTER: str(level), BLOCKING: "1", **extra}
     plan = rerun.plan(RerunRequest(argv=req.argv, cwd=req.cwd, flags=flags, timeout_s=req.timeout_s,
-                                   fresh_cache=True, forensics=False), roots, shared_cache=shared_cache)
+                                   presets=list(presets), fresh_cache=True, forensics=False), roots,
+                      shared_cache=shared_cache)
 
     def tagged(elapsed: float, nbytes: int, step: str) -> None:
         if note:
@@ -69,27 +71,28 @@ def _stop(res: DumpResult, r: RunResult, log: PrinterLog, level: int) -> bool:
 
 def dump_kernel_inputs(req: DumpRequest, roots: list[Path], *, cancel: threading.Event | None = None,
                        note: proc.Note | None = None, hold: bool = True, shared_cache: Path | None = None,
-                       find_kernel: bool = True) -> DumpResult:
+                       find_kernel: bool = True, presets: tuple[str, ...] = ()) -> DumpResult:
     """Both passes, parsed; suspects named; an index assert explained from the rebuilt sources (in one run slot,
     taken before any pass creates its directory; hold=False: inside a caller's slot, as a triage step).
 
     shared_cache: a triage's inductor cache for both passes (the printer is in its cache keys).
+    presets: added to both passes (triage's reuse_isa_probe).
     find_kernel=False: no level-3 pass when no kernel is given (a failure that never stops inside a launch,
     like a NaN, leaves no unmatched before_launch for it to find): level 2 prints every kernel at once."""
     if not hold:
-        return _dump(req, roots, cancel, note, shared_cache, find_kernel)
+        return _dump(req, roots, cancel, note, shared_cache, find_kernel, presets)
     with runs.slot(f"dump-{secrets.token_hex(3)}"):
-        return _dump(req, roots, cancel, note, shared_cache, find_kernel)
+        return _dump(req, roots, cancel, note, shared_cache, find_kernel, presets)
 
 
 def _dump(req: DumpRequest, roots: list[Path], cancel: threading.Event | None, note: proc.Note | None,
-          shared_cache: Path | None = None, find_kernel: bool = True) -> DumpResult:
+          shared_cache: Path | None = None, find_kernel: bool = True, presets: tuple[str, ...] = ()) -> DumpResult:
     t0 = time.monotonic()
     res = DumpResult(status="ok")
     r1 = log1 = None
     focus = list(req.kernels)
     if not focus and find_kernel:
-        r1, log1, _ = _pass(req, roots, 3, {}, cancel, note, t0, [], shared_cache)
+        r1, log1, _ = _pass(req, roots, 3, {}, cancel, note, t0, [], shared_cache, presets)
         res.passes.append(_summary(r1, 3, log1))
         if _stop(res, r1, log1, 3):
             return _finish(res, log1, None)
@@ -108,7 +111,7 @@ def _dump(req: DumpRequest, roots: list[Path], cancel: threading.Event | None, n
     level = req.level
     extra = {FILTER: ",".join(focus)} if focus and level == 2 else {}
     res.printed_kernels = focus if level == 2 else []
-    r2, log2, col2 = _pass(req, roots, level, extra, cancel, note, t0, focus, shared_cache)
+    r2, log2, col2 = _pass(req, roots, level, extra, cancel, note, t0, focus, shared_cache, presets)
     res.passes.append(_summary(r2, level, log2))
     if _stop(res, r2, log2, level):
         return _finish(res, log2, col2)

@@ -26,6 +26,12 @@ _spec = importlib.util.spec_from_file_location("aoti_debug_eager_probe",
                                                             "eager_probe.py"))
 eager = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(eager)
+_spec = importlib.util.spec_from_file_location("aoti_debug_isa_probe",  # isa_probe.NAME
+                                               os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                            "isa_probe.py"))
+isa_probe = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(isa_probe)
+sys.modules[isa_probe.NAME] = isa_probe
 
 # Calls described in full; later calls keep only a one-line start/end record in current.json.
 DETAILED_CALLS = 50
@@ -274,6 +280,7 @@ def main(argv):
         return 2
     out_dir, script = argv[1], argv[2]
     rec = Recorder(out_dir)
+    isa_probe.install()  # only with AOTI_DEBUG_REUSE_ISA_PROBE=1 (the reuse_isa_probe preset)
     try:
         import torch  # noqa: F401 - the hooks need it; the script imports it anyway
     except Exception as exc:

@@ -12,6 +12,10 @@ from aoti_debug.runs.eager_diff import EagerCompare, summary
 from aoti_debug.runs.probe import ActualInput
 
 RUNNER = Path(__file__).resolve().parent.parent / "probes" / "calls_runner.py"
+# Runs a script with inductor's ISA probe answers reused from its cache (AOTI_DEBUG_REUSE_ISA_PROBE; the calls runner
+# does it too).
+SCRIPT_RUNNER = RUNNER.with_name("script_runner.py")
+REUSE_PROBE_FLAG = "AOTI_DEBUG_REUSE_ISA_PROBE"
 CALLS_DIR = "calls"
 # calls.jsonl is bounded by the runner (50 detailed calls); this guards against a hostile or broken file.
 MAX_BYTES = 16 * 2**20
@@ -100,6 +104,11 @@ class CallsReport(BaseModel):
 def wrap_argv(argv: list[str], script_index: int, out_dir: Path) -> list[str]:
     """argv of `python [switches] script args` with the runner in front of the script."""
     return [*argv[:script_index], str(RUNNER), str(out_dir), *argv[script_index:]]
+
+
+def wrap_script(argv: list[str], script_index: int) -> list[str]:
+    """argv of `python [switches] script args` with the script runner in front of the script."""
+    return [*argv[:script_index], str(SCRIPT_RUNNER), *argv[script_index:]]
 
 
 def _events(folder: Path) -> tuple[list[dict], list[str]]:

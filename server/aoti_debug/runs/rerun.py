@@ -202,6 +202,16 @@ def _with_calls(p: Plan) -> tuple[list[str], str | None]:
     return calls.wrap_argv(p.argv, index, p.run_dir / calls.CALLS_DIR), None
 
 
+def _with_script_runner(p: Plan) -> tuple[list[str], str | None]:
+    """The command with the script runner in front of its script (ISA probe answers reused), or unchanged with the
+    reason."""
+    index = command.python_script_index(p.argv, p.roots, p.cwd, given=p.req.argv[0])
+    if index is None:
+        return p.argv, (f"{calls.REUSE_PROBE_FLAG}: the command is not `python script.py ...`, so it ran with "
+                        "torch's own ISA probe")
+    return calls.wrap_script(p.argv, index), None
+
+
 def _calls_report(p: Plan, stopped_by_us: bool) -> calls.CallsReport:
     report = calls.read(p.run_dir / calls.CALLS_DIR)
     if stopped_by_us and report.died_summary:  # we ended it: it did not die there on its own
@@ -228,6 +238,9 @@ def execute(p: Plan, *, cancel: threading.Event | None = None, note: proc.Note |
     notes: list[str] = []
     if "calls" in presets:
         argv, why_not = _with_calls(p)
+        notes += [why_not] if why_not else []
+    elif env.get(calls.REUSE_PROBE_FLAG) == "1":
+        argv, why_not = _with_script_runner(p)
         notes += [why_not] if why_not else []
     dbg = find_debugger() if "backtrace" in presets else None
     san = find_sanitizer() if "memcheck" in presets else None

@@ -32,6 +32,9 @@ COMPILE_GUESS_S = 60.0
 MIN_RUN_S = 10.0
 PARITY_S = 15.0
 TAIL = 4 * 2**20
+# On every run of a python script unless the request runs commands exactly as given (capture_calls=false): the ISA
+# probe answers of the triage's first run (in its shared inductor cache) serve the later ones (guides/debug-flags.md).
+REUSE_PROBE_PRESET = "reuse_isa_probe"
 MAX_SOURCE_CHARS = 8 * 2**20
 
 
@@ -69,6 +72,10 @@ class Ctx:
     enrich: Callable[[Ctx, RootCause], None] | None = None  # adds the culprit to a cause named from a log
     calls_run: str | None = None  # the run that captured them
     ahead: Ahead | None = None  # a later step's run started beside the current one (triage_ahead)
+
+    def runner_presets(self) -> list[str]:
+        """Presets every rerun of the command gets besides its own."""
+        return [REUSE_PROBE_PRESET] if self.req.capture_calls else []
 
     def left(self) -> float:
         return self.deadline - time.monotonic()

@@ -186,7 +186,7 @@ def _start(ctx: Ctx, p: TriagePlan) -> None:
                 "captured unbuffered.", status="done")
     t = time.monotonic()
     r = run(ctx, RerunRequest(argv=req.argv or [], cwd=req.cwd, fresh_cache=True, forensics=False,
-                              presets=["calls"] if req.capture_calls else [],
+                              presets=["calls", *ctx.runner_presets()] if req.capture_calls else [],
                               timeout_s=max(1.0, min(req.timeout_s, ctx.left()))), step)
     step.cost_s = round(time.monotonic() - t, 1)
     step.pattern = None

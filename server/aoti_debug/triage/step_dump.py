@@ -76,7 +76,8 @@ def planned_dump(ctx: Ctx) -> tuple[DumpRequest, bool, int] | str:
 def run_dump(ctx: Ctx, req: DumpRequest, find_kernel: bool, cancel: threading.Event | None,
              note: proc.Note | None) -> DumpResult:
     return dump_kernel_inputs(req, ctx.roots, cancel=cancel, note=note, hold=False,  # the triage's slot
-                              shared_cache=ctx.shared_cache, find_kernel=find_kernel)
+                              shared_cache=ctx.shared_cache, find_kernel=find_kernel,
+                              presets=tuple(ctx.runner_presets()))
 
 
 def dump(ctx: Ctx, step: Step) -> Step:

@@ -115,13 +115,14 @@ def _plan_run(ctx: Ctx, step: Step, preset: str) -> tuple[list[str], dict[str, s
         return "compute-sanitizer is not installed (it comes with the CUDA toolkit)"
     # a command known to build nothing serves run-time flags as well as a load-only one
     load = ctx.req.load_argv or (ctx.req.argv if ctx.argv_compiles is False else None)
+    extra = ctx.runner_presets()
     if compile_needed or not load:
-        return ctx.req.argv or [], {}, [preset], True
+        return ctx.req.argv or [], {}, [preset, *extra], True
     if set(preset_flags(preset)) != set(runtime_only(preset)):
         step.found.append(f"run-time flags only ({', '.join(runtime_only(preset))}), on a command that builds "
                           "nothing: the compile-time ones do not matter for this pattern")
-        return load, runtime_only(preset), [LOAD_PRESET], False
-    return load, {}, [preset, LOAD_PRESET], False
+        return load, runtime_only(preset), [LOAD_PRESET, *extra], False
+    return load, {}, [preset, LOAD_PRESET, *extra], False
 
 
 def planned_rerun(ctx: Ctx, step: Step, preset: str) -> tuple[list[str], RerunRequest, float] | str:
