@@ -1,0 +1,102 @@
+"""Every rule regex (patterns and cues of guides/*.md) on adversarial long lines, beside a plain needle search.
+
+    python benchmarks/regex_worst.py [--chars 20000] [--over 0.02] [--guides ID,ID] [--timeout 60]
+
+A regex is tried only on a line that holds one of its needles, and a line is at most 1 MiB
+(classify/logscan.py), so a regex whose time grows faster than the line can stall classify_error on one
+crafted or glued line. For each regex this builds lines from each needle and a filler (letters, spaces,
+digits, punctuation: the needle then the filler, the filler then the needle, the needle on both ends, the
+needle and the filler repeated), at CHARS and at 4x CHARS characters, and prints the worst `re.search`
+time at each size and their ratio: about 4 for a regex whose time grows with the line, about 16 for one
+that grows with its square (a ratio is counted only where the larger time is over 5 ms: below that it is
+noise). The reference is `str.find` of the needle over the same lines. Rows are printed for a counted ratio
+over 7 or a time over --over seconds; each regex runs in its own Python, stopped after --timeout seconds.
+Target (issue 12, long lines): no regex grows faster than the line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "server"))
+
+from aoti_debug.classify.guides import load_guides  # noqa: E402
+
+# Below this a search time is noise: its ratio is not counted.
+NOISE_S = 0.005
+FILLERS = ["a", " ", "0", "a ", "/a", ":", ".", "_", "-", "'", '"', "x1", "(", ")", "=", ",", "\t", "A", "a.b ",
+           "a: ", "[0]", "1 ", "e+", "<", "`"]
+# Runs in a child Python: (regex, needles, chars, fillers) on stdin; prints the worst search and find times.
+CHILD = r"""
+import json, re, sys, time
+rx, needles, n, fillers = json.loads(sys.stdin.read())
+r = re.compile(rx)
+worst, worst_find, what = 0.0, 0.0, ""
+for nd in needles:
+    for f in fillers:
+        body = f * (n // len(f))
+        for shape, line in (("needle+fill", nd + body), ("fill+needle", body + nd), ("needle+fill+needle",
+                            nd + body + nd), ("(needle+fill)*", (nd + f) * (n // (len(nd) + len(f))))):
+            t = time.perf_counter()
+            r.search(line)
+            dt = time.perf_counter() - t
+            t = time.perf_counter()
+            line.find(nd)
+            worst_find = max(worst_find, time.perf_counter() - t)
+            if dt > worst:
+                worst, what = dt, f"{shape}, needle {nd!r}, filler {f!r}"
+print(json.dumps([worst, worst_find, what]))
+"""
+
+
+def worst(regex: str, needles: list[str], chars: int, timeout: float) -> tuple[float, float, str]:
+    try:
+        p = subprocess.run([sys.executable, "-c", CHILD], input=json.dumps([regex, needles, chars, FILLERS]),
+                           capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return float("inf"), 0.0, f"over {timeout:.0f} s"
+    if p.returncode != 0:
+        return float("nan"), 0.0, p.stderr.strip().splitlines()[-1][:120]
+    w, f, what = json.loads(p.stdout)
+    return w, f, what
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--chars", type=int, default=20_000)
+    ap.add_argument("--over", type=float, default=0.02, help="also print rows whose 4x time is over this (s)")
+    ap.add_argument("--guides", default="", help="comma list of guide ids (default: all)")
+    ap.add_argument("--timeout", type=float, default=60.0)
+    a = ap.parse_args()
+    only = {g for g in a.guides.split(",") if g}
+    t0 = time.perf_counter()
+    rows, total = [], 0
+    print(f"| guide | kind | {a.chars} chars s | {4 * a.chars} chars s | ratio | needle find s | worst line | "
+          "regex |")
+    print("|---|---|---|---|---|---|---|---|")
+    for gid, g in load_guides().items():
+        if (only and gid not in only) or g.rule is None:
+            continue
+        for kind, p in [("pattern", x) for x in g.rule.patterns] + [("cue", x) for x in g.rule.cues]:
+            total += 1
+            small, _, _ = worst(p.regex, p.needles, a.chars, a.timeout)
+            big, find, what = worst(p.regex, p.needles, 4 * a.chars, a.timeout)
+            ratio = big / max(small, 1e-6) if big >= NOISE_S else 0.0
+            if ratio > 7 or big > a.over or big != big:
+                rows.append(ratio)
+                print(f"| {gid} | {kind} | {small:.4f} | {big:.4f} | {ratio:.1f} | {find:.5f} | {what} | "
+                      f"`{p.regex[:80]}` |", flush=True)
+    quadratic = sum(r > 7 for r in rows)
+    print(f"\n{total} regexes in {time.perf_counter() - t0:.0f} s; {quadratic} grow faster than the line "
+          f"(ratio over 7 for 4x the characters, over {NOISE_S * 1000:.0f} ms); target 0")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
