@@ -15,23 +15,18 @@ import functools
 import importlib.util
 import json
 import os
-import runpy
 import sys
 import time
 
-# The eager comparison (the script's aoti_debug_eager hook) lives beside this file; sys.path[0] becomes the
-# script's folder, so it is loaded by path.
-_spec = importlib.util.spec_from_file_location("aoti_debug_eager_probe",
+# The helpers live beside this file; sys.path[0] becomes the script's folder, so script_runner.py is loaded by path
+# and loads the others (the eager comparison for the script's aoti_debug_eager hook, the ISA probe reuse).
+_spec = importlib.util.spec_from_file_location("aoti_debug_script_runner",
                                                os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                            "eager_probe.py"))
-eager = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(eager)
-_spec = importlib.util.spec_from_file_location("aoti_debug_isa_probe",  # isa_probe.NAME
-                                               os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                            "isa_probe.py"))
-isa_probe = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(isa_probe)
-sys.modules[isa_probe.NAME] = isa_probe
+                                                            "script_runner.py"))
+runner = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(runner)
+eager = runner.load_beside("eager_probe.py", "aoti_debug_eager_probe")
+isa_probe = runner.isa_probe
 
 # Calls described in full; later calls keep only a one-line start/end record in current.json.
 DETAILED_CALLS = 50
@@ -289,9 +284,7 @@ def main(argv):
         found = install(rec)
         rec.write({"event": "note", "kind": "runner", "torch": torch.__version__,
                    "hooked_classes": [f"{c.__module__}.{c.__qualname__}" for c in found]})
-    sys.argv = [script, *argv[3:]]
-    sys.path[0] = os.path.dirname(os.path.abspath(script))
-    runpy.run_path(script, run_name="__main__")
+    runner.run_script(script, argv[3:])
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -194,22 +195,11 @@ def _forensic_run(p: Plan, kind: str, cancel: threading.Event | None, note: proc
     return Forensics(faulthandler=fault, memcheck=_memcheck(fdir / "memcheck.log"), log_path=pr.combined_log)
 
 
-def _with_calls(p: Plan) -> tuple[list[str], str | None]:
-    """The command with the capture runner in front of its script, or unchanged with the reason."""
+def _with_runner(p: Plan, wrap: Callable[[list[str], int], list[str]], why_not: str) -> tuple[list[str], str | None]:
+    """The command with a runner put in front of its script by wrap(argv, script index), or unchanged with why_not
+    when it is not `python script.py ...`."""
     index = command.python_script_index(p.argv, p.roots, p.cwd, given=p.req.argv[0])
-    if index is None:
-        return p.argv, "calls preset: the command is not `python script.py ...`, so its calls were not captured"
-    return calls.wrap_argv(p.argv, index, p.run_dir / calls.CALLS_DIR), None
-
-
-def _with_script_runner(p: Plan) -> tuple[list[str], str | None]:
-    """The command with the script runner in front of its script (ISA probe answers reused), or unchanged with the
-    reason."""
-    index = command.python_script_index(p.argv, p.roots, p.cwd, given=p.req.argv[0])
-    if index is None:
-        return p.argv, (f"{calls.REUSE_PROBE_FLAG}: the command is not `python script.py ...`, so it ran with "
-                        "torch's own ISA probe")
-    return calls.wrap_script(p.argv, index), None
+    return (p.argv, why_not) if index is None else (wrap(p.argv, index), None)
 
 
 def _calls_report(p: Plan, stopped_by_us: bool) -> calls.CallsReport:
@@ -236,12 +226,15 @@ def execute(p: Plan, *, cancel: threading.Event | None = None, note: proc.Note |
         return base
     presets, env, argv = set(p.req.presets), flags.env_overrides(p.uses), p.argv
     notes: list[str] = []
+    why_not = None
     if "calls" in presets:
-        argv, why_not = _with_calls(p)
-        notes += [why_not] if why_not else []
+        argv, why_not = _with_runner(p, lambda a, i: calls.wrap_argv(a, i, p.run_dir / calls.CALLS_DIR),
+                                     "calls preset: the command is not `python script.py ...`, so its calls were "
+                                     "not captured")
     elif env.get(calls.REUSE_PROBE_FLAG) == "1":
-        argv, why_not = _with_script_runner(p)
-        notes += [why_not] if why_not else []
+        argv, why_not = _with_runner(p, calls.wrap_script, f"{calls.REUSE_PROBE_FLAG}: the command is not "
+                                     "`python script.py ...`, so it ran with torch's own ISA probe")
+    notes += [why_not] if why_not else []
     dbg = find_debugger() if "backtrace" in presets else None
     san = find_sanitizer() if "memcheck" in presets else None
     if dbg:
