@@ -35,15 +35,52 @@ def make_log(path: Path, mb: int, unique: bool = False) -> None:
         f.write(ERROR.encode())
 
 
+# Inside a bracket class, the escapes that have a POSIX class form; \S and \W have none there.
+CLASS_ESCAPES = {"d": "0-9", "s": "[:space:]", "w": "[:alnum:]_"}
+OUTSIDE_ESCAPES = {"d": "[0-9]", "s": "[[:space:]]", "S": "[^[:space:]]", "w": "[[:alnum:]_]", "W": "[^[:alnum:]_]"}
+# POSIX guarantees counts up to 255; GNU grep unrolls a larger {m,n} into that many DFA states, which made the
+# reference crawl (minutes per MiB) once the rules bounded their `.*` for linear time. Above it, {m,} is the ERE
+# that matches the same lines grep counts here.
+RE_DUP_MAX = 255
+
+
 def to_ere(regex: str) -> str | None:
-    """Python regex -> POSIX ERE for grep -E; None where a construct has no ERE form (lookarounds)."""
-    if "(?=" in regex or "(?!" in regex or "(?<" in regex.replace("(?P<", ""):
+    """Python regex -> POSIX ERE for grep -E; None where a construct has no ERE form (lookarounds, inline flags, a
+    negated class escape inside brackets)."""
+    if "(?=" in regex or "(?!" in regex or "(?<" in regex.replace("(?P<", "") or re.search(r"\(\?[a-zA-Z]+\)", regex):
         return None
-    ere = re.sub(r"\(\?P<\w+>", "(", regex).replace("(?:", "(")
-    for py, posix in (("\\d", "[0-9]"), ("\\s", "[[:space:]]"), ("\\S", "[^[:space:]]"), ("\\w", "[[:alnum:]_]"),
-                      ("\\W", "[^[:alnum:]_]"), ("*?", "*"), ("+?", "+"), ("??", "?")):
-        ere = ere.replace(py, posix)
-    return ere
+    src = re.sub(r"\(\?P<\w+>", "(", regex).replace("(?:", "(")
+    out, i, in_class = [], 0, False
+    while i < len(src):
+        c = src[i]
+        if c == "\\" and i + 1 < len(src):
+            nxt = src[i + 1]
+            if in_class:
+                if nxt in CLASS_ESCAPES:
+                    out.append(CLASS_ESCAPES[nxt])
+                elif nxt.isalnum() or nxt in "]^-":
+                    return None
+                else:
+                    out.append(nxt)  # \. \/ \\ and the like are literal inside brackets
+            else:
+                out.append(OUTSIDE_ESCAPES.get(nxt, c + nxt))
+            i += 2
+            continue
+        if in_class:
+            out.append(c)
+            if c == "]" and not (out[-2:-1] == ["["] or out[-3:-1] == ["[", "^"]):
+                in_class = False
+        elif c == "[":
+            in_class = True
+            out.append(c)
+        elif c in "*+?}" and i + 1 < len(src) and src[i + 1] == "?":
+            out.append(c)  # lazy quantifiers: the same lines match
+            i += 1
+        else:
+            out.append(c)
+        i += 1
+    ere = "".join(out)
+    return re.sub(r"\{(\d+),(\d+)\}", lambda m: m.group(0) if int(m.group(2)) <= RE_DUP_MAX else "{%s,}" % m.group(1), ere)
 
 
 def patterns() -> list[str]:
