@@ -79,8 +79,12 @@ def to_ere(regex: str) -> str | None:
         else:
             out.append(c)
         i += 1
-    ere = "".join(out)
-    return re.sub(r"\{(\d+),(\d+)\}", lambda m: m.group(0) if int(m.group(2)) <= RE_DUP_MAX else "{%s,}" % m.group(1), ere)
+    return re.sub(r"\{(\d+),(\d+)\}", _open_count, "".join(out))
+
+
+def _open_count(m: re.Match[str]) -> str:
+    """{m,n} as it is up to RE_DUP_MAX, else {m,}."""
+    return m.group(0) if int(m.group(2)) <= RE_DUP_MAX else f"{{{m.group(1)},}}"
 
 
 def patterns() -> list[str]:

@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
+import byfile
 import pytest
 from aoti_debug.classify.guides import rules
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 def speed():
-    spec = importlib.util.spec_from_file_location("classify_speed", ROOT / "benchmarks" / "classify_speed.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return byfile.load("benchmarks/classify_speed.py")
 
 
 def test_escapes_inside_a_bracket_class_become_posix_class_names_not_nested_brackets() -> None:

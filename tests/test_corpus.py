@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
 
+import byfile
 import pytest
 from aoti_debug.classify.guides import PATTERN_IDS
 
@@ -22,10 +22,7 @@ def cases() -> list[dict]:
 
 
 def accuracy():
-    spec = importlib.util.spec_from_file_location("classify_accuracy", ROOT / "benchmarks" / "classify_accuracy.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return byfile.load("benchmarks/classify_accuracy.py")
 
 
 def test_every_case_has_exactly_the_fields_in_order_with_valid_values() -> None:

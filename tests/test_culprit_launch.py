@@ -5,10 +5,10 @@ embedding_unchecked with its gdb frame. The captured values are the capture runn
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 
+import byfile
 import pytest
 from aoti_debug.kernels.kernel_code import kernels
 from aoti_debug.package import kernel_sources
@@ -37,10 +37,7 @@ def example_constant(script: str, name: str) -> int:
 def described(*values: int) -> TensorInfo:
     """What the capture runner records of an int64 tensor holding these values."""
     torch = pytest.importorskip("torch")
-    spec = importlib.util.spec_from_file_location("calls_runner", ROOT / "server" / "aoti_debug" / "probes" /
-                                                  "calls_runner.py")
-    runner = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(runner)
+    runner = byfile.load("server/aoti_debug/probes/calls_runner.py")
     return TensorInfo.model_validate(runner.describe(torch.tensor(list(values), dtype=torch.int64)))
 
 

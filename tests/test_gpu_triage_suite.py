@@ -4,11 +4,11 @@ needed: these read what the GPU run kept (tests/test_gpu.py runs it live)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
 
+import byfile
 import pytest
 import strict_known
 from aoti_debug.classify.engine import classify_file
@@ -29,10 +29,7 @@ def home(tmp_path, monkeypatch) -> Path:
 
 @pytest.fixture(scope="module")
 def suite():
-    spec = importlib.util.spec_from_file_location("triage_suite", ROOT / "tests" / "gpu" / "triage_suite.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return byfile.load("tests/gpu/triage_suite.py")
 
 
 def reports() -> dict[str, TriageReport]:

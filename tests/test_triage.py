@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
 import sys
 from pathlib import Path
 
+import byfile
 import pytest
 import strict_known
 from aoti_debug.cli import main
@@ -123,10 +123,7 @@ class TestOffline:
 
 
 def _suite():
-    spec = importlib.util.spec_from_file_location("triage_suite", ROOT / "tests" / "gpu" / "triage_suite.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return byfile.load("tests/gpu/triage_suite.py")
 
 
 def test_the_gpu_verification_tables_are_current_and_every_cuda_example_matches_offline() -> None:
