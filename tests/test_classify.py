@@ -154,6 +154,19 @@ def test_a_frame_decides_only_when_no_line_states_the_failure() -> None:
     assert stated.pattern == "export_failure" and {e.line for e in stated.evidence} == {3}
 
 
+# github.com/pytorch/FBGEMM/issues/3275: the op library fails to load, then its ops are missing.
+LIB_NOT_LOADED = ("site-packages/fbgemm_gpu/fbgemm_gpu_py.so: undefined symbol: "
+                  "_ZN3c1015SmallVectorBaseIjE8grow_podEPvmm")
+OP_MISSING = "AttributeError: '_OpNamespace' 'fbgemm' object has no attribute 'jagged_2d_to_dense'"
+
+
+def test_an_op_missing_because_its_library_failed_to_load_is_the_load_failure() -> None:
+    r = classify_text(f"{LIB_NOT_LOADED}\n{OP_MISSING}")
+    assert r.pattern == "version_skew"
+    assert "custom_op" in [a.pattern for a in r.alternatives]  # the consequence still ranks
+    assert classify_text(OP_MISSING).pattern == "custom_op"  # alone, the missing op is the finding
+
+
 def test_a_wrong_result_is_a_symptom_that_any_cause_outranks() -> None:
     mismatch = "AssertionError: Tensor-likes are not close!\n\nMismatched elements: 400 / 400 (100.0%)\n"
     assert classify_text(mismatch).pattern == "wrong_output"

@@ -126,6 +126,11 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     # A compiled model or package shows itself by a phase marker or a weak cue of some rule.
     aoti_context = bool(marks.first) or any(h.cued() for h in hits)
     scored = {h.rule.id: (h.score(aoti_context), h) for h in hits}
+    # A line that is the consequence of another decisive failure (yields_to) stops counting: one pass, so a
+    # consequence never hides the cause it follows from.
+    decided = frozenset(pid for pid, (s, h) in scored.items() if s >= DECISIVE)
+    if any(p.yields_to for h in hits for p in h.patterns) and decided:
+        scored = {pid: (h.score(aoti_context, decided - {pid}), h) for pid, (_s, h) in scored.items()}
     if sig:  # the exit status is evidence too, though not a line of the log: strong only when nothing else is
         seg_score, seg = scored["segfault_no_message"]
         cause_printed = any(sc >= DECISIVE for pid, (sc, _) in scored.items() if pid != "segfault_no_message")

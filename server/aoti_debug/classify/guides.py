@@ -65,6 +65,10 @@ class Pattern(BaseModel):
     frame: bool = Field(default=False, description=(
         "A stack frame: it can decide when nothing more specific matched, but is not listed as evidence "
         "beside a line of the same rule that states the failure"))
+    yields_to: list[Literal[PATTERN_IDS]] = Field(  # type: ignore[valid-type]
+        default_factory=list, description=(
+            "Pattern ids whose decisive match in the same log makes this line a consequence, not a cause (an op "
+            "missing because its library failed to load): it then only ranks the alternatives"))
 
     @model_validator(mode="after")
     def _check(self) -> Pattern:

@@ -51,10 +51,12 @@ class Hits:
             miss *= 1.0 - self.patterns[idx].weight
         return round(1.0 - miss, 4)
 
-    def score(self, aoti_context: bool = True) -> float:
-        """Noisy-OR of the matched patterns (eager-shared text counts only in a log that shows AOTI)."""
+    def score(self, aoti_context: bool = True, decided: frozenset[str] = frozenset()) -> float:
+        """Noisy-OR of the matched patterns (eager-shared text counts only in a log that shows AOTI; a line that
+        yields to a pattern in `decided`, the ones decisive in the same log, does not count)."""
         return self._noisy_or(i for i in self.first if i < self.decisive
-                              and (aoti_context or not self.patterns[i].aoti_only))
+                              and (aoti_context or not self.patterns[i].aoti_only)
+                              and not decided.intersection(self.patterns[i].yields_to))
 
     def rank(self) -> float:
         """Patterns and cues together: orders the alternatives."""
