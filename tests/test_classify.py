@@ -167,6 +167,22 @@ def test_an_op_missing_because_its_library_failed_to_load_is_the_load_failure() 
     assert classify_text(OP_MISSING).pattern == "custom_op"  # alone, the missing op is the finding
 
 
+# github.com/triton-lang/triton/issues/2596 (a hand-written kernel) and facebookresearch/sam2/issues/592 (Inductor)
+TRITON_OOR = ("triton.runtime.autotuner.OutOfResources: out of resource: shared memory, Required: 131072, "
+              "Hardware limit: 98304. Reducing block sizes or `num_stages` may help.")
+TRITON_FRAME = ('  File "/home/robert/.local/lib/python3.10/site-packages/triton/compiler/compiler.py", line 568, '
+                "in _init_handles")
+INDUCTOR_AUTOTUNE = "AUTOTUNE mm(16384x128, 128x256)"
+
+
+def test_a_triton_error_decides_lowering_only_next_to_inductor() -> None:
+    alone = classify_text(f"{TRITON_FRAME}\n{TRITON_OOR}")  # Triton's own frames are no sign of Inductor
+    assert alone.pattern == "unknown"
+    assert alone.alternatives[0].pattern == "lowering_error"
+    inductor = classify_text(f"{TRITON_OOR}\n{INDUCTOR_AUTOTUNE}")
+    assert (inductor.pattern, inductor.phase) == ("lowering_error", "compile")
+
+
 def test_a_wrong_result_is_a_symptom_that_any_cause_outranks() -> None:
     mismatch = "AssertionError: Tensor-likes are not close!\n\nMismatched elements: 400 / 400 (100.0%)\n"
     assert classify_text(mismatch).pattern == "wrong_output"

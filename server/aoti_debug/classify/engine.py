@@ -124,7 +124,7 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
         raise BadInput("the log is empty: pass the full output of the failing run (stdout and stderr)")
     sig = signal_name(exit_status)
     # A compiled model or package shows itself by a phase marker or a weak cue of some rule.
-    aoti_context = bool(marks.first) or any(h.cued() for h in hits)
+    aoti_context = any(not marks.patterns[i].aoti_only for i in marks.first) or any(h.cued() for h in hits)
     scored = {h.rule.id: (h.score(aoti_context), h) for h in hits}
     # A line that is the consequence of another decisive failure (yields_to) stops counting: one pass, so a
     # consequence never hides the cause it follows from.

@@ -63,7 +63,8 @@ class Hits:
         return self._noisy_or(self.first)
 
     def cued(self) -> bool:
-        return any(i >= self.decisive for i in self.first)
+        """A cue matched that shows a compiled model (an aoti_only cue is printed without one too)."""
+        return any(i >= self.decisive and not self.patterns[i].aoti_only for i in self.first)
 
     def evidence(self, cues: bool = False, every: bool = False) -> list[tuple[int, int, str, dict[str, str]]]:
         """(pattern index, line, text, groups) sorted by line; first or last hits as the rule asks."""
