@@ -198,6 +198,9 @@ def test_a_wrong_result_is_a_symptom_that_any_cause_outranks() -> None:
 @pytest.mark.parametrize(("text", "phase"), [
     ('  File "/v/torch/export/_trace.py", line 1017, in wrapper\nRuntimeError: boom\n', "export"),
     ('  File "/v/torch/_inductor/compile_fx.py", line 2010, in compile_fx\nRuntimeError: boom\n', "compile"),
+    # Inductor's logger names its source file in the prefix, which rules never see (pytorch/pytorch#164683)
+    ("   E1004 21:11:19.113000 467163 torch/_inductor/runtime/triton_heuristics.py:817] [0/0] RuntimeError: boom\n",
+     "compile"),
     ('  File "/v/torch/_inductor/package/package.py", line 340, in load_package\n'
      "RuntimeError: create_func_( &container_handle_, num_models) API call failed at x.cpp, line 121\n", "load"),
     ('  File "/v/torch/_inductor/package/package.py", line 340, in load_package\n  File "run.py", line 9\n'

@@ -65,6 +65,9 @@ class Pattern(BaseModel):
     frame: bool = Field(default=False, description=(
         "A stack frame: it can decide when nothing more specific matched, but is not listed as evidence "
         "beside a line of the same rule that states the failure"))
+    raw: bool = Field(default=False, description=(
+        "Matched against the line as logged, before prefixes are stripped (a logger's source file is part of "
+        "the prefix); the evidence shown is still the cleaned line"))
     yields_to: list[Literal[PATTERN_IDS]] = Field(  # type: ignore[valid-type]
         default_factory=list, description=(
             "Pattern ids whose decisive match in the same log makes this line a consequence, not a cause (an op "

@@ -23,6 +23,9 @@ MEMO_LINE, MEMO_ENTRIES = 4096, 20000
 FEW_MATCHED = 16
 
 
+Entry = tuple[int, int, re.Pattern[str], bool]
+
+
 @dataclass
 class Hits:
     """Matches of one group of regexes (a rule's patterns then its cues): bounded first/last lines per regex."""
@@ -92,19 +95,20 @@ def _excerpt(line: str, m: re.Match[str]) -> str:
 
 
 class Matcher:
-    """Compiled groups of regexes: needle -> [(group index, pattern index, regex)]."""
+    """Compiled groups of regexes: needle -> [(group index, pattern index, regex, on the raw line)]."""
 
-    _built: tuple[object, dict[bytes, list[tuple[int, int, re.Pattern[str]]]], dict[bytes, list[bytes]]] | None = None
+    # (key, needle -> [(group, pattern, regex, matched on the raw line)], minimal needles)
+    _built: tuple[object, dict[bytes, list[Entry]], dict[bytes, list[bytes]]] | None = None
 
     def __init__(self, groups: list[list[Pattern]], key: object):
         built = Matcher._built
         if built is None or built[0] is not key:  # the tables depend only on the loaded guides: build them once
-            by_needle: dict[bytes, list[tuple[int, int, re.Pattern[str]]]] = {}
+            by_needle: dict[bytes, list[Entry]] = {}
             for gi, patterns in enumerate(groups):
                 for pi, p in enumerate(patterns):
                     rx = re.compile(p.regex)
                     for needle in p.needles:
-                        by_needle.setdefault(needle.encode(), []).append((gi, pi, rx))
+                        by_needle.setdefault(needle.encode(), []).append((gi, pi, rx, p.raw))
             built = Matcher._built = (key, by_needle, _minimal(list(by_needle)))
         _, self.by_needle, self.within = built
         self.search = list(self.within)
@@ -118,16 +122,17 @@ class Matcher:
         found = []
         tried: set[tuple[int, int]] = set()  # a regex listed under several needles is tried once
         present = [n for n in {n for seed in seeds for n in self.within[seed]} if n in raw]
-        line = logread.clean_line(raw.decode("utf-8", errors="replace")) if present else None
+        text = raw.decode("utf-8", errors="replace") if present else ""
+        line = logread.clean_line(text) if present else None
         for needle in present if line is not None else ():
-            for gi, pi, rx in self.by_needle[needle]:
+            for gi, pi, rx, on_raw in self.by_needle[needle]:
                 if (gi, pi) in tried:
                     continue
                 tried.add((gi, pi))
-                m = rx.search(line)
+                m = rx.search(text if on_raw else line)
                 if m:
                     groups = {k: v for k, v in m.groupdict().items() if v is not None}
-                    found.append((gi, pi, _excerpt(line, m), groups))
+                    found.append((gi, pi, _excerpt(line, m) if not on_raw else line[:EVIDENCE_TEXT], groups))
         if len(raw) <= MEMO_LINE:
             if len(self.memo) >= MEMO_ENTRIES:
                 self.memo.clear()
