@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import subprocess
 import sys
 import time
@@ -96,7 +97,7 @@ def main() -> int:
             small, _, _ = worst(p.regex, p.needles, a.chars, a.timeout)
             big, find, what = worst(p.regex, p.needles, 4 * a.chars, a.timeout)
             ratio = big / max(small, 1e-6) if big >= NOISE_S else 0.0
-            for _ in range(RETRIES if ratio > 7 and big == big and big != float("inf") else 0):
+            for _ in range(RETRIES if ratio > 7 and math.isfinite(big) else 0):
                 small = min(small, worst(p.regex, p.needles, a.chars, a.timeout)[0])
                 big = min(big, worst(p.regex, p.needles, 4 * a.chars, a.timeout)[0])
                 ratio = big / max(small, 1e-6) if big >= NOISE_S else 0.0

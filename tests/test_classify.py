@@ -183,6 +183,29 @@ def test_a_triton_error_decides_lowering_only_next_to_inductor() -> None:
     assert (inductor.pattern, inductor.phase) == ("lowering_error", "compile")
 
 
+LOWERING = "torch._inductor.exc.InductorError: LoweringException: AssertionError: boom"
+
+
+def test_a_warning_that_compile_was_skipped_for_triton_never_outranks_the_failure() -> None:
+    warned = "Warning: torch.compile disabled - triton is not installed"
+    assert classify_text(f"{warned}\n{LOWERING}").pattern == "lowering_error"
+    assert classify_text("Error: triton is not installed").pattern == "toolchain_setup"
+
+
+def test_an_undefined_symbolic_size_is_lowering_only_next_to_a_compiled_model() -> None:
+    user_typo = "NameError: name 's1' is not defined"
+    assert classify_text(user_typo).pattern != "lowering_error"
+    generated = '  File "/t/torch/_inductor/codecache.py", line 3011, in load_by_key_path\n' + user_typo
+    assert classify_text(generated).pattern == "lowering_error"
+
+
+def test_a_missing_header_of_ones_own_is_no_missing_c_library() -> None:
+    own = "src/app.cpp:3:10: fatal error: mytime.h: No such file or directory"
+    assert classify_text(own).pattern != "toolchain_setup"
+    libc = "hip/hip_runtime.h(49,10): fatal error: 'stdlib.h' file not found"
+    assert classify_text(libc).pattern == "toolchain_setup"
+
+
 def test_a_wrong_result_is_a_symptom_that_any_cause_outranks() -> None:
     mismatch = "AssertionError: Tensor-likes are not close!\n\nMismatched elements: 400 / 400 (100.0%)\n"
     assert classify_text(mismatch).pattern == "wrong_output"
@@ -201,6 +224,7 @@ def test_a_wrong_result_is_a_symptom_that_any_cause_outranks() -> None:
     # Inductor's logger names its source file in the prefix, which rules never see (pytorch/pytorch#164683)
     ("   E1004 21:11:19.113000 467163 torch/_inductor/runtime/triton_heuristics.py:817] [0/0] RuntimeError: boom\n",
      "compile"),
+    ("[rank0]:E1004 21:11:19.113000 467163 torch/_inductor/compile_fx.py:817] [0/0] RuntimeError: boom\n", "compile"),
     ('  File "/v/torch/_inductor/package/package.py", line 340, in load_package\n'
      "RuntimeError: create_func_( &container_handle_, num_models) API call failed at x.cpp, line 121\n", "load"),
     ('  File "/v/torch/_inductor/package/package.py", line 340, in load_package\n  File "run.py", line 9\n'

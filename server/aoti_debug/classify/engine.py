@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from aoti_debug.classify import phase as phases
-from aoti_debug.classify.guides import NextStep, load_guides, rules
+from aoti_debug.classify.guides import PATTERN_IDS, NextStep, load_guides, rules
 from aoti_debug.classify.logscan import EVIDENCE_PER_PATTERN, Hits, Matcher
 from aoti_debug.common import logread
 from aoti_debug.common.errors import BadInput
@@ -23,6 +23,8 @@ UNKNOWN_MAX = 0.5
 GUESS, GUESS_MAX = 0.3, 0.45
 # `unknown` as an alternative in a log with no sign of a compiled model: the absence is itself weak evidence.
 NO_AOTI_MIN = 0.1
+# Every id: a line that yields to any of them never counts (a rule's score from its causes alone).
+ALL_IDS = frozenset(PATTERN_IDS)
 
 
 class Evidence(BaseModel):
@@ -126,11 +128,11 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     # A compiled model or package shows itself by a phase marker or a weak cue of some rule.
     aoti_context = any(not marks.patterns[i].aoti_only for i in marks.first) or any(h.cued() for h in hits)
     scored = {h.rule.id: (h.score(aoti_context), h) for h in hits}
-    # A line that is the consequence of another decisive failure (yields_to) stops counting: one pass, so a
-    # consequence never hides the cause it follows from.
-    decided = frozenset(pid for pid, (s, h) in scored.items() if s >= DECISIVE)
-    if any(p.yields_to for h in hits for p in h.patterns) and decided:
-        scored = {pid: (h.score(aoti_context, decided - {pid}), h) for pid, (_s, h) in scored.items()}
+    if any(p.yields_to for h in hits for p in h.patterns):
+        # A line that is the consequence of another failure (yields_to) stops counting when that failure decides
+        # by its other lines: a consequence never makes its cause decisive, so chains and cycles settle in a pass.
+        causes = frozenset(pid for pid, (_s, h) in scored.items() if h.score(aoti_context, ALL_IDS) >= DECISIVE)
+        scored = {pid: (h.score(aoti_context, causes - {pid}), h) for pid, (_s, h) in scored.items()}
     if sig:  # the exit status is evidence too, though not a line of the log: strong only when nothing else is
         seg_score, seg = scored["segfault_no_message"]
         cause_printed = any(sc >= DECISIVE for pid, (sc, _) in scored.items() if pid != "segfault_no_message")

@@ -53,7 +53,8 @@ class Pattern(BaseModel):
     """One regex of a rule, applied to a cleaned log line."""
 
     model_config = ConfigDict(extra="forbid")
-    regex: str = Field(description="Python regex, matched with re.search against one cleaned line")
+    regex: str = Field(description="Python regex, matched with re.search against one cleaned line (the line as "
+                       "logged with raw: true)")
     needle: str | list[str] = Field(
         description="Literal text every matching line contains (or a list: each matching line contains one)"
     )
@@ -173,6 +174,10 @@ class Rule(BaseModel):
             raise ValueError(f"captures not named in any regex: {sorted(missing)}")
         if any(c.weight >= 0.5 for c in self.cues):
             raise ValueError("a cue is a hint: its weight must stay below 0.5 (use a pattern to decide)")
+        if any(c.yields_to for c in self.cues):
+            raise ValueError("yields_to is for patterns (a cue never decides, so it has nothing to yield)")
+        if any(self.id in p.yields_to for p in self.patterns):
+            raise ValueError(f"a pattern of {self.id} cannot yield to {self.id} itself")
         if self.id != "unknown" and self.id != "segfault_no_message" and not self.patterns:
             raise ValueError("a pattern guide needs at least one regex")
         return self

@@ -132,7 +132,7 @@ class Matcher:
                 m = rx.search(text if on_raw else line)
                 if m:
                     groups = {k: v for k, v in m.groupdict().items() if v is not None}
-                    found.append((gi, pi, _excerpt(line, m) if not on_raw else line[:EVIDENCE_TEXT], groups))
+                    found.append((gi, pi, line[-EVIDENCE_TEXT:] if on_raw else _excerpt(line, m), groups))
         if len(raw) <= MEMO_LINE:
             if len(self.memo) >= MEMO_ENTRIES:
                 self.memo.clear()
