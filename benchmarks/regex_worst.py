@@ -73,6 +73,11 @@ def worst(regex: str, needles: list[str], chars: int, timeout: float) -> tuple[f
     return w, f, what
 
 
+def _ratio(small: float, big: float) -> float:
+    """How much slower 4x the characters made the search; 0 where the larger time is noise."""
+    return big / max(small, 1e-6) if big >= NOISE_S else 0.0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--chars", type=int, default=20_000)
@@ -96,11 +101,11 @@ def main() -> int:
             total += 1
             small, _, _ = worst(p.regex, p.needles, a.chars, a.timeout)
             big, find, what = worst(p.regex, p.needles, 4 * a.chars, a.timeout)
-            ratio = big / max(small, 1e-6) if big >= NOISE_S else 0.0
+            ratio = _ratio(small, big)
             for _ in range(RETRIES if ratio > 7 and math.isfinite(big) else 0):
                 small = min(small, worst(p.regex, p.needles, a.chars, a.timeout)[0])
                 big = min(big, worst(p.regex, p.needles, 4 * a.chars, a.timeout)[0])
-                ratio = big / max(small, 1e-6) if big >= NOISE_S else 0.0
+                ratio = _ratio(small, big)
             if ratio > 7 or big > a.over or big != big:
                 rows.append(ratio)
                 print(f"| {gid} | {kind} | {small:.4f} | {big:.4f} | {ratio:.1f} | {find:.5f} | {what} | "

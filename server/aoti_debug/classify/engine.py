@@ -118,7 +118,7 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     """Classify a stream of byte chunks (bounded memory for any log size)."""
     rule_list = rules()
     hits = [Hits.of(r) for r in rule_list]
-    marks = Hits(list(phases.markers()), len(phases.markers()))
+    marks = Hits(list(phases.markers()), 0)  # every marker is a cue: it says the phase and may mark a compiled model
     excs = Hits(list(phases.exception_cues()), len(phases.exception_cues()))
     matcher = Matcher([h.patterns for h in hits] + [marks.patterns, excs.patterns], key=load_guides())
     nlines, nbytes, blank = matcher.scan(chunks, [*hits, marks, excs])
@@ -126,19 +126,17 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
         raise BadInput("the log is empty: pass the full output of the failing run (stdout and stderr)")
     sig = signal_name(exit_status)
     # A compiled model or package shows itself by a phase marker or a weak cue of some rule.
-    aoti_context = any(not marks.patterns[i].aoti_only for i in marks.first) or any(h.cued() for h in hits)
-    scored = {h.rule.id: (h.score(aoti_context), h) for h in hits}
-    if any(p.yields_to for h in hits for p in h.patterns):
-        # A line that is the consequence of another failure (yields_to) stops counting when that failure decides
-        # by its other lines: a consequence never makes its cause decisive, so chains and cycles settle in a pass.
-        causes = frozenset(pid for pid, (_s, h) in scored.items() if h.score(aoti_context, ALL_IDS) >= DECISIVE)
-        scored = {pid: (h.score(aoti_context, causes - {pid}), h) for pid, (_s, h) in scored.items()}
+    aoti_context = marks.cued() or any(h.cued() for h in hits)
+    # A line that is the consequence of another failure (yields_to) stops counting when that failure decides by
+    # its other lines: a consequence never makes its cause decisive, so chains and cycles settle in a pass.
+    causes = frozenset(h.rule.id for h in hits if h.score(aoti_context, ALL_IDS) >= DECISIVE)
+    scored = {h.rule.id: (h.score(aoti_context, causes - {h.rule.id}), h) for h in hits}
     if sig:  # the exit status is evidence too, though not a line of the log: strong only when nothing else is
         seg_score, seg = scored["segfault_no_message"]
         cause_printed = any(sc >= DECISIVE for pid, (sc, _) in scored.items() if pid != "segfault_no_message")
         scored["segfault_no_message"] = (max(seg_score, DECISIVE if cause_printed else STRONG), seg)
     score, win = _winner(scored)
-    seen = [(line, idx) for idx, line, _t, _g in marks.evidence()]
+    seen = [(line, idx) for idx, line, _t, _g in marks.evidence(cues=True)]
     # Alternatives: the other rules that matched or that weak cues (the phase, exception types) point at, together.
     phase_hint = phases.hints(phases.decide(seen, [])[0], [])
     exc_hint = phases.hints(None, sorted(excs.first), aoti_context)
