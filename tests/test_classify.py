@@ -186,6 +186,32 @@ def test_a_triton_error_decides_lowering_only_next_to_inductor() -> None:
 LOWERING = "torch._inductor.exc.InductorError: LoweringException: AssertionError: boom"
 
 
+# https://github.com/pytorch/pytorch/issues/147377 (Triton's bundled LLVM asserting on an Inductor gemm template)
+TRITON_LLVM_ASSERT = ("python: /root/.triton/llvm/llvm-1188b1ff-ubuntu-x64/include/llvm/Support/Casting.h:566: "
+                      "decltype(auto) llvm::cast(const From&) [with To = mlir::RankedTensorType; From = mlir::Type]: "
+                      "Assertion `isa<To>(Val) && \"cast<Ty>() argument of incompatible type!\"' failed.")
+# https://github.com/triton-lang/triton/issues/2032 (an MLIR pass of Triton asserting on a hand-written kernel)
+TRITON_MLIR_ASSERT = ("triton/lib/Dialect/Triton/Transforms/RewriteTensorPointer.cpp:332: mlir::Operation* "
+                      "RewriteTensorPointerPass::rewriteForOp(mlir::OpBuilder&, mlir::scf::ForOp, "
+                      "std::stack<mlir::Operation*>&): Assertion \"rewritedInfo.count(newIterOperands[i])\" failed.")
+
+
+@pytest.mark.parametrize("line", [TRITON_LLVM_ASSERT, TRITON_MLIR_ASSERT], ids=["llvm", "mlir"])
+def test_an_assertion_of_tritons_compiler_is_lowering_only_next_to_inductor(line) -> None:
+    alone = classify_text(line)  # a host assertion (glibc's `...' quoting) is no kernel running in a package
+    assert (alone.pattern, alone.alternatives[0].pattern) == ("unknown", "lowering_error")
+    inductor = classify_text(f"{INDUCTOR_AUTOTUNE}\n{line}")
+    assert (inductor.pattern, inductor.phase) == ("lowering_error", "compile")
+
+
+def test_a_device_assert_still_marks_a_running_kernel() -> None:
+    device = ("/tmp/ind_cache2/ci/cci377bbxdj2vo4ccghfsft3dsplhi7qene2prtov3nkuflj6bis.py:31: unknown: block: [0,0,0], "
+              "thread: [3,0,0] Assertion `index out of bounds: 0 <= tmp4 < ks0` failed.")  # the guide's GPU capture
+    assert (classify_text(device).phase, classify_text(f"{INDUCTOR_AUTOTUNE}\n{device}").phase) == ("run", "run")
+
+
+
+
 def test_a_warning_that_compile_was_skipped_for_triton_never_outranks_the_failure() -> None:
     warned = "Warning: torch.compile disabled - triton is not installed"
     assert classify_text(f"{warned}\n{LOWERING}").pattern == "lowering_error"
