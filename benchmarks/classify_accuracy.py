@@ -1,8 +1,8 @@
 """Classification accuracy on the real-report corpus (tests/corpus/cases.jsonl), per split.
 
-Prints, for each split, top-1 and top-3 overall and per labelled pattern, the `unknown` rate and a confusion
-table (label -> predicted). Tune rules on `dev` only; read only the aggregate lines of `test`
-(`--split test --aggregate`), never its per-case output.
+Prints, for each split, top-1 and top-3 overall and per labelled pattern, the `unknown` rate, how often the
+reported phase is given and agrees with the thread's, and a confusion table (label -> predicted). Tune rules on
+`dev` only; read only the aggregate lines of `test` (`--split test --aggregate`), never its per-case output.
 
     PYTHONPATH=server python benchmarks/classify_accuracy.py [--split dev|test|all] [--aggregate] [--misses]
 """
@@ -28,10 +28,10 @@ def load(path: Path = CORPUS) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def predict(case: dict) -> list[str]:
-    """The winner then its alternatives, best first."""
+def predict(case: dict) -> tuple[list[str], str | None]:
+    """The winner then its alternatives, best first; and the phase the classification reports."""
     result = classify_text(case["text"])
-    return [result.pattern, *(a.pattern for a in result.alternatives)]
+    return [result.pattern, *(a.pattern for a in result.alternatives)], result.phase
 
 
 def score(cases: list[dict]) -> dict:
@@ -40,8 +40,13 @@ def score(cases: list[dict]) -> dict:
     confusion: Counter[tuple[str, str]] = Counter()
     unknown = 0
     misses = []
+    phased = [0, 0, 0]  # cases whose thread states the phase; of them, a phase reported; of those, the same one
     for case in cases:
-        ranked = predict(case)
+        ranked, phase = predict(case)
+        if case["phase"]:
+            phased[0] += 1
+            phased[1] += phase is not None
+            phased[2] += phase == case["phase"]
         label = case["label"]
         row = per[label]
         row[0] += 1
@@ -60,12 +65,17 @@ def score(cases: list[dict]) -> dict:
         "per": dict(per),
         "confusion": confusion,
         "misses": misses,
+        "phase_n": phased[0],
+        "phase_said": phased[1] / max(phased[0], 1),
+        "phase_right": phased[2] / max(phased[1], 1),
     }
 
 
 def report(name: str, s: dict, aggregate: bool, show_misses: bool) -> None:
     print(f"== split {name}: {s['n']} cases  top-1 {s['top1']:.3f}  top-3 {s['top3']:.3f}  "
           f"unknown rate {s['unknown_rate']:.3f}")
+    print(f"   phase: reported for {s['phase_said']:.3f} of the {s['phase_n']} cases whose thread states it, "
+          f"the thread's phase in {s['phase_right']:.3f} of those")
     if aggregate:
         worst = min(((r[1] / r[0]), lab) for lab, r in s["per"].items()) if s["per"] else (0.0, "-")
         print(f"   lowest per-pattern top-1: {worst[0]:.2f}")

@@ -258,6 +258,15 @@ def test_a_wrong_result_is_a_symptom_that_any_cause_outranks() -> None:
     # no marker: the winner's own phase when it has only one (input checks are run-time), else none
     ("RuntimeError: input_handles[0]: unmatched dim value at 1, expected: 8, but got: 12\n", "run"),
     ("KeyError: 'lr'\n", None),
+    # the loader's own words say the phase, in any program (chenfei-wu/TaskMatrix#262)
+    ("ImportError: libGL.so.1: cannot open shared object file: No such file or directory\n", "load"),
 ])
 def test_the_phase_is_the_last_marker_of_the_log_else_the_patterns_own(text, phase) -> None:
     assert classify_text(text).phase == phase
+
+
+def test_a_library_load_in_a_log_with_no_compiled_model_keeps_no_aoti_failure_among_the_first_three() -> None:
+    # the phase (load) is reported, but what a load usually means is said of packages: it does not rank them here
+    result = classify_text("ImportError: libGL.so.1: cannot open shared object file: No such file or directory\n")
+    ranked = [result.pattern, *(a.pattern for a in result.alternatives)]
+    assert result.phase == "load" and "unknown" in ranked[:3] and "device_mismatch_load" not in ranked

@@ -138,7 +138,7 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     score, win = _winner(scored)
     seen = [(line, idx) for idx, line, _t, _g in marks.evidence(cues=True)]
     # Alternatives: the other rules that matched or that weak cues (the phase, exception types) point at, together.
-    phase_hint = phases.hints(phases.decide(seen, [])[0], [])
+    phase_hint = phases.hints(phases.decide(seen, [])[0], [], aoti_context)
     exc_hint = phases.hints(None, sorted(excs.first), aoti_context)
     hint = phases.hints(phases.decide(seen, [])[0], sorted(excs.first), aoti_context)
     ranked = {pid: (round(1 - (1 - max(s, h.rank())) * (1 - hint.get(pid, 0.0)), 4), h)

@@ -60,8 +60,9 @@ def exception_cues() -> list[ExceptionCue]:
 
 def hints(phase: LogPhase | None, exceptions: list[int], aoti_context: bool = True) -> dict[str, float]:
     """Pattern id -> weak-cue weight from the phase and the exception types seen (indexes), noisy-OR combined;
-    a type every Python program raises (aoti_only) counts only in a log that shows a compiled model."""
-    out = dict(likely(phase))
+    a type every Python program raises (aoti_only) counts only in a log that shows a compiled model, and so does
+    the phase (what a phase usually means is said of a compiled model's phases)."""
+    out = dict(likely(phase)) if aoti_context else {}
     cues = exception_cues()
     for idx in exceptions:
         if cues[idx].aoti_only and not aoti_context:
