@@ -258,6 +258,8 @@ def test_a_wrong_result_is_a_symptom_that_any_cause_outranks() -> None:
     # no marker: the winner's own phase when it has only one (input checks are run-time), else none
     ("RuntimeError: input_handles[0]: unmatched dim value at 1, expected: 8, but got: 12\n", "run"),
     ("KeyError: 'lr'\n", None),
+    # a compiler's diagnostic says something is being compiled (the cpu fixture's truncated omp.h)
+    ("/tmp/aoti_fixture_cpu_truncated_omp_header_adw4tfdh/include/omp.h:41: error: unterminated #ifndef\n", "compile"),
     # the loader's own words say the phase, in any program (chenfei-wu/TaskMatrix#262)
     ("ImportError: libGL.so.1: cannot open shared object file: No such file or directory\n", "load"),
 ])
