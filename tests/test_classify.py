@@ -204,6 +204,20 @@ def test_an_assertion_of_tritons_compiler_is_lowering_only_next_to_inductor(line
     assert (inductor.pattern, inductor.phase) == ("lowering_error", "compile")
 
 
+# kijai/ComfyUI-HunyuanVideoWrapper#361: Triton refusing fp8 on an older GPU, under torch.compile's own footer
+TRITON_FP8 = ("ValueError(\"type fp8e4nv not supported in this architecture. The supported fp8 dtypes are "
+              "('fp8e4b15', 'fp8e5')\")")
+DYNAMO_FOOTER = "You can suppress this exception and fall back to eager by setting:"
+
+
+def test_a_dtype_triton_cannot_compile_for_the_gpu_is_lowering_only_under_torch_compile() -> None:
+    alone = classify_text(TRITON_FP8)
+    assert alone.pattern == "unknown" and "lowering_error" in [a.pattern for a in alone.alternatives]
+    compiled = classify_text(f"{TRITON_FP8}\n\nSet TORCH_LOGS=\"+dynamo\" and TORCHDYNAMO_VERBOSE=1 for more "
+                             f"information\n\n{DYNAMO_FOOTER}\n")
+    assert (compiled.pattern, compiled.phase) == ("lowering_error", "compile")
+
+
 def test_a_device_assert_still_marks_a_running_kernel() -> None:
     device = ("/tmp/ind_cache2/ci/cci377bbxdj2vo4ccghfsft3dsplhi7qene2prtov3nkuflj6bis.py:31: unknown: block: [0,0,0], "
               "thread: [3,0,0] Assertion `index out of bounds: 0 <= tmp4 < ks0` failed.")  # the guide's GPU capture
