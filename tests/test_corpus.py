@@ -75,7 +75,7 @@ def test_the_held_out_split_stays_above_its_measured_floor() -> None:
 
 # What share of torch's own AOTI/Inductor failure messages route to the pattern a person chose (measured, not a
 # target; benchmarks/source_strings.py): a change that loses them fails here.
-SOURCE_ROUTED_FLOOR = 0.54  # 562 messages, 2026-11-26: 0.550 (the second harvest, 295 failures, at 0.298 before rules)
+SOURCE_ROUTED_FLOOR = 0.68  # 562 messages, 2026-11-26: 0.690 (0.550 before the rules written from the second harvest)
 
 
 def test_every_source_string_names_its_file_and_a_pattern_or_benign() -> None:
