@@ -75,13 +75,13 @@ def test_the_held_out_split_stays_above_its_measured_floor() -> None:
 
 # What share of torch's own AOTI/Inductor failure messages route to the pattern a person chose (measured, not a
 # target; benchmarks/source_strings.py): a change that loses them fails here.
-SOURCE_ROUTED_FLOOR = 0.68  # 562 messages, 2026-11-26: 0.690 (0.550 before the rules written from the second harvest)
+SOURCE_ROUTED_FLOOR = 0.52  # 834 messages, 2026-11-26: 0.526 (the third harvest, 272 failures, at 0.188 before rules)
 
 
 def test_every_source_string_names_its_file_and_a_pattern_or_benign() -> None:
     mod = byfile.load("benchmarks/source_strings.py")
     bad = [e for e in mod.load() if list(e) != ["string", "file", "raise", "means", "pattern"]
-           or e["pattern"] not in {*PATTERN_IDS, "benign"} or not e["file"].startswith("torch/")]
+           or e["pattern"] not in {*PATTERN_IDS, "benign"} or not e["file"].startswith(("torch/", "aten/", "triton/"))]
     assert bad == []
 
 
