@@ -75,7 +75,7 @@ def test_the_held_out_split_stays_above_its_measured_floor() -> None:
 
 # What share of torch's own AOTI/Inductor failure messages route to the pattern a person chose (measured, not a
 # target; benchmarks/source_strings.py): a change that loses them fails here.
-SOURCE_ROUTED_FLOOR = 0.52  # 834 messages, 2026-11-26: 0.526 (the third harvest, 272 failures, at 0.188 before rules)
+SOURCE_ROUTED_FLOOR = 0.59  # 834 messages, 2026-11-26: 0.595 (0.526 before the rules written from the third harvest)
 
 
 def test_every_source_string_names_its_file_and_a_pattern_or_benign() -> None:
