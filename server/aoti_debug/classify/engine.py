@@ -18,7 +18,7 @@ CHUNK = 1 << 20
 DECISIVE, STRONG = 0.5, 0.9
 # That nothing matched is weak evidence that no known pattern applies: `unknown` is never surer than this.
 UNKNOWN_MAX = 0.5
-# With no decisive line in a log that shows a compiled model (a phase marker or a rule's cue), the family that the
+# With no decisive line in a log that shows a compiled model (a phase marker or a rule's cue, not aoti_only), the family that the
 # weak cues rank at least this high is named, at a confidence below DECISIVE: a guess, and said to be one.
 GUESS, GUESS_MAX = 0.3, 0.45
 # `unknown` as an alternative in a log with no sign of a compiled model: the absence is itself weak evidence.
@@ -60,11 +60,13 @@ class Classification(BaseModel):
         "0.45 and the summary says so"))
     phase: phases.LogPhase | None = Field(default=None, description=(
         "Where it failed: export, compile, load or run, from the last phase marker in the log (export or "
-        "Inductor frames, the package loader, the run call), else the pattern's own phase; null if neither says"))
+        "Inductor frames, the package loader, the run call), else the pattern's own phase, else the last marker any "
+        "program prints (a compiler's diagnostic, the loader's words for a library it could not load); null if "
+        "none says"))
     alternatives: list[Alternative] = Field(default_factory=list, description=(
         "Next best patterns, up to 3, ranked by their regexes and weak cues (frames, file names, wrappers, "
         "exception types, the phase); 'unknown' comes last when the log shows no compiled model (no phase marker "
-        "or cue), as the error may be eager PyTorch's own"))
+        "or cue but those any program prints), as the error may be eager PyTorch's own"))
     evidence: list[Evidence] = Field(default_factory=list, description="Lines that decided it")
     fields: dict[str, str] = Field(default_factory=dict, description="Values the rule captured")
     guide: GuideRef
@@ -125,7 +127,8 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     if blank:
         raise BadInput("the log is empty: pass the full output of the failing run (stdout and stderr)")
     sig = signal_name(exit_status)
-    # A compiled model or package shows itself by a phase marker or a weak cue of some rule.
+    # A compiled model or package shows itself by a phase marker or a weak cue of some rule (an aoti_only one, text any
+    # program prints, says the phase or ranks but shows nothing).
     aoti_context = marks.cued() or any(h.cued() for h in hits)
     # A line that is the consequence of another failure (yields_to) stops counting when that failure decides by
     # its other lines: a consequence never makes its cause decisive, so chains and cycles settle in a pass.

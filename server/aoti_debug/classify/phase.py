@@ -73,9 +73,18 @@ def hints(phase: LogPhase | None, exceptions: list[int], aoti_context: bool = Tr
 
 
 def decide(seen: list[tuple[int, int]], rule_phases: list[str]) -> tuple[LogPhase | None, Marker | None]:
-    """The phase from (line, marker index) hits, else the rule's only phase; with the marker that decided."""
+    """The phase from (line, marker index) hits, else the rule's only phase; with the marker that decided. A marker
+    any program prints (aoti_only: a library the loader could not load, a compiler's diagnostic) says the phase
+    only when no other marker and no single phase of the rule does: a warning about some other library's load
+    does not make an input check a load failure."""
+    strong = [s for s in seen if not markers()[s[1]].aoti_only]
+    if strong:
+        _line, idx = max(strong, key=lambda s: (s[0], -s[1]))
+        return markers()[idx].phase, markers()[idx]
+    own = {RULE_PHASE[p] for p in rule_phases}
+    if len(own) == 1:
+        return own.pop(), None
     if seen:
         _line, idx = max(seen, key=lambda s: (s[0], -s[1]))
         return markers()[idx].phase, markers()[idx]
-    own = {RULE_PHASE[p] for p in rule_phases}
-    return (own.pop() if len(own) == 1 else None), None
+    return None, None
