@@ -7,7 +7,8 @@ A regex is tried only on a line that holds one of its needles, and a line is at 
 (classify/logscan.py), so a regex whose time grows faster than the line can stall classify_error on one
 crafted or glued line. For each regex this builds lines from each needle and a filler (letters, spaces,
 digits, punctuation: the needle then the filler, the filler then the needle, the needle on both ends, the
-needle and the filler repeated), at CHARS and at 4x CHARS characters, and prints the worst `re.search`
+needle and the filler repeated; and each of the guide's own example lines that the regex matches, repeated
+whole and repeated cut to two thirds, so that every repeat starts a match that fails late), at CHARS and at 4x CHARS characters, and prints the worst `re.search`
 time at each size and their ratio: about 4 for a regex whose time grows with the line, about 16 for one
 that grows with its square (a ratio is counted only where the larger time is over 5 ms: below that it is
 noise; a ratio over 7 is measured twice more and the fastest time of each size kept, so a busy moment is not
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import subprocess
 import sys
 import time
@@ -38,32 +40,41 @@ NOISE_S = 0.005
 RETRIES = 2
 FILLERS = ["a", " ", "0", "a ", "/a", ":", ".", "_", "-", "'", '"', "x1", "(", ")", "=", ",", "\t", "A", "a.b ",
            "a: ", "[0]", "1 ", "e+", "<", "`"]
-# Runs in a child Python: (regex, needles, chars, fillers) on stdin; prints the worst search and find times.
+# Runs in a child Python: (regex, needles, chars, fillers, examples) on stdin; prints the worst search and find
+# times.
 CHILD = r"""
 import json, re, sys, time
-rx, needles, n, fillers = json.loads(sys.stdin.read())
+rx, needles, n, fillers, examples = json.loads(sys.stdin.read())
 r = re.compile(rx)
 worst, worst_find, what = 0.0, 0.0, ""
-for nd in needles:
-    for f in fillers:
-        body = f * (n // len(f))
-        for shape, line in (("needle+fill", nd + body), ("fill+needle", body + nd), ("needle+fill+needle",
-                            nd + body + nd), ("(needle+fill)*", (nd + f) * (n // (len(nd) + len(f))))):
-            t = time.perf_counter()
-            r.search(line)
-            dt = time.perf_counter() - t
-            t = time.perf_counter()
-            line.find(nd)
-            worst_find = max(worst_find, time.perf_counter() - t)
-            if dt > worst:
-                worst, what = dt, f"{shape}, needle {nd!r}, filler {f!r}"
+def lines():
+    for nd in needles:
+        for f in fillers:
+            body = f * (n // len(f))
+            for shape, line in (("needle+fill", nd + body), ("fill+needle", body + nd), ("needle+fill+needle",
+                                nd + body + nd), ("(needle+fill)*", (nd + f) * (n // (len(nd) + len(f))))):
+                yield f"{shape}, needle {nd!r}, filler {f!r}", nd, line
+    for ex in examples:
+        for shape, unit in (("(example)*", ex + " "), ("(example cut)*", ex[: max(1, 2 * len(ex) // 3)] + " ")):
+            yield f"{shape}, {ex[:40]!r}", unit[:8], unit * max(1, n // len(unit))
+for label, nd, line in lines():
+    t = time.perf_counter()
+    r.search(line)
+    dt = time.perf_counter() - t
+    t = time.perf_counter()
+    line.find(nd)
+    worst_find = max(worst_find, time.perf_counter() - t)
+    if dt > worst:
+        worst, what = dt, label
 print(json.dumps([worst, worst_find, what]))
 """
 
 
-def worst(regex: str, needles: list[str], chars: int, timeout: float) -> tuple[float, float, str]:
+def worst(regex: str, needles: list[str], chars: int, timeout: float,
+          examples: list[str] = ()) -> tuple[float, float, str]:
     try:
-        p = subprocess.run([sys.executable, "-c", CHILD], input=json.dumps([regex, needles, chars, FILLERS]),
+        p = subprocess.run([sys.executable, "-c", CHILD],
+                           input=json.dumps([regex, needles, chars, FILLERS, list(examples)]),
                            capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return float("inf"), 0.0, f"over {timeout:.0f} s"
@@ -91,20 +102,22 @@ def main() -> int:
     print(f"| guide | kind | {a.chars} chars s | {4 * a.chars} chars s | ratio | needle find s | worst line | "
           "regex |")
     print("|---|---|---|---|---|---|---|---|")
-    groups = [(gid, [("pattern", x) for x in g.rule.patterns] + [("cue", x) for x in g.rule.cues])
+    groups = [(gid, [("pattern", x) for x in g.rule.patterns] + [("cue", x) for x in g.rule.cues],
+               [ln for ex in (g.rule.examples.match if g.rule.examples else []) for ln in ex.splitlines()])
               for gid, g in load_guides().items() if g.rule is not None and (not only or gid in only)]
     if not only or "phases" in only:
         groups.append(("phases", [("marker", x) for x in phases.markers()]
-                       + [("exception", x) for x in phases.exception_cues()]))
-    for gid, regexes in groups:
+                       + [("exception", x) for x in phases.exception_cues()], []))
+    for gid, regexes, example_lines in groups:
         for kind, p in regexes:
             total += 1
-            small, _, _ = worst(p.regex, p.needles, a.chars, a.timeout)
-            big, find, what = worst(p.regex, p.needles, 4 * a.chars, a.timeout)
+            own = [ln for ln in example_lines if re.search(p.regex, ln)]
+            small, _, _ = worst(p.regex, p.needles, a.chars, a.timeout, own)
+            big, find, what = worst(p.regex, p.needles, 4 * a.chars, a.timeout, own)
             ratio = _ratio(small, big)
             for _ in range(RETRIES if ratio > 7 and math.isfinite(big) else 0):
-                small = min(small, worst(p.regex, p.needles, a.chars, a.timeout)[0])
-                big = min(big, worst(p.regex, p.needles, 4 * a.chars, a.timeout)[0])
+                small = min(small, worst(p.regex, p.needles, a.chars, a.timeout, own)[0])
+                big = min(big, worst(p.regex, p.needles, 4 * a.chars, a.timeout, own)[0])
                 ratio = _ratio(small, big)
             if ratio > 7 or big > a.over or big != big:
                 rows.append(ratio)
