@@ -75,7 +75,7 @@ def test_the_held_out_split_stays_above_its_measured_floor() -> None:
 
 # What share of torch's own AOTI/Inductor failure messages route to the pattern a person chose (measured, not a
 # target; benchmarks/source_strings.py): a change that loses them fails here.
-SOURCE_ROUTED_FLOOR = 0.57  # 1207 messages, 2026-11-26: 0.577 (the fourth harvest, 373 failures, at 0.539 before rules)
+SOURCE_ROUTED_FLOOR = 0.61  # 1207 messages, 2026-11-26: 0.613 (0.577 before the rules written from the fourth harvest)
 
 
 def test_every_source_string_names_its_file_and_a_pattern_or_benign() -> None:
