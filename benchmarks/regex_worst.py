@@ -4,16 +4,17 @@ adversarial long lines, beside a plain needle search.
     python benchmarks/regex_worst.py [--chars 20000] [--over 0.02] [--guides ID,ID] [--timeout 60]
 
 A regex is tried only on a line that holds one of its needles, and a line is at most 1 MiB
-(classify/logscan.py), so a regex whose time grows faster than the line can stall classify_error on one
-crafted or glued line. For each regex this builds lines from each needle and a filler (letters, spaces,
-digits, punctuation: the needle then the filler, the filler then the needle, the needle on both ends, the
-needle and the filler repeated; and each of the guide's own example lines that the regex matches, repeated
-whole and repeated cut to two thirds, so that every repeat starts a match that fails late), at CHARS and at 4x CHARS characters, and prints the worst `re.search`
-time at each size and their ratio: about 4 for a regex whose time grows with the line, about 16 for one
-that grows with its square (a ratio is counted only where the larger time is over 5 ms: below that it is
-noise; a ratio over 7 is measured twice more and the fastest time of each size kept, so a busy moment is not
-counted). The reference is `str.find` of the needle over the same lines. Rows are printed for a counted ratio
-over 7 or a time over --over seconds; each regex runs in its own Python, stopped after --timeout seconds.
+(classify/logscan.py), so a regex whose time grows faster than the line can stall classify_error on one crafted
+or glued line. For each regex this builds lines from each needle and a filler (letters, spaces, digits,
+punctuation: the needle then the filler, the filler then the needle, the needle on both ends, the needle and the
+filler repeated; and each of the guide's own example lines that the regex matches, repeated whole and repeated
+cut to two thirds, so that every repeat starts a match that fails late), at CHARS and at 4x CHARS characters,
+and prints the worst `re.search` time at each size and their ratio: about 4 for a regex whose time grows with
+the line, about 16 for one that grows with its square (a ratio is counted only where the larger time is over 5
+ms: below that it is noise; a ratio over 7 is measured twice more and the fastest time of each size kept, so a
+busy moment is not counted). The reference is `str.find` of the needle over the same lines. Rows are printed for
+a counted ratio over 7 or a time over --over seconds; each regex runs in its own Python, stopped after --timeout
+seconds.
 Target (issue 12, long lines): no regex grows faster than the line.
 """
 

@@ -18,8 +18,9 @@ CHUNK = 1 << 20
 DECISIVE, STRONG = 0.5, 0.9
 # That nothing matched is weak evidence that no known pattern applies: `unknown` is never surer than this.
 UNKNOWN_MAX = 0.5
-# With no decisive line in a log that shows a compiled model (a phase marker or a rule's cue, not aoti_only), the family that the
-# weak cues rank at least this high is named, at a confidence below DECISIVE: a guess, and said to be one.
+# With no decisive line in a log that shows a compiled model (a phase marker or a rule's cue, not aoti_only), the
+# family that the weak cues rank at least this high is named, at a confidence below DECISIVE: a guess, and said to
+# be one.
 GUESS, GUESS_MAX = 0.3, 0.45
 # `unknown` as an alternative in a log with no sign of a compiled model: the absence is itself weak evidence.
 NO_AOTI_MIN = 0.1
@@ -141,9 +142,10 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     score, win = _winner(scored)
     seen = [(line, idx) for idx, line, _t, _g in marks.evidence(cues=True)]
     # Alternatives: the other rules that matched or that weak cues (the phase, exception types) point at, together.
-    phase_hint = phases.hints(phases.decide(seen, [])[0], [], aoti_context)
+    marked_phase = phases.decide(seen, [])[0]
+    phase_hint = phases.hints(marked_phase, [], aoti_context)
     exc_hint = phases.hints(None, sorted(excs.first), aoti_context)
-    hint = phases.hints(phases.decide(seen, [])[0], sorted(excs.first), aoti_context)
+    hint = phases.hints(marked_phase, sorted(excs.first), aoti_context)
     ranked = {pid: (round(1 - (1 - max(s, h.rank())) * (1 - hint.get(pid, 0.0)), 4), h)
               for pid, (s, h) in scored.items()}
     guessed = False

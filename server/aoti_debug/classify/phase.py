@@ -78,13 +78,10 @@ def decide(seen: list[tuple[int, int]], rule_phases: list[str]) -> tuple[LogPhas
     only when no other marker and no single phase of the rule does: a warning about some other library's load
     does not make an input check a load failure."""
     strong = [s for s in seen if not markers()[s[1]].aoti_only]
-    if strong:
-        _line, idx = max(strong, key=lambda s: (s[0], -s[1]))
-        return markers()[idx].phase, markers()[idx]
     own = {RULE_PHASE[p] for p in rule_phases}
-    if len(own) == 1:
+    if not strong and len(own) == 1:
         return own.pop(), None
-    if seen:
-        _line, idx = max(seen, key=lambda s: (s[0], -s[1]))
+    if strong or seen:  # the last marker of the log (on one line, the first listed)
+        _line, idx = max(strong or seen, key=lambda s: (s[0], -s[1]))
         return markers()[idx].phase, markers()[idx]
     return None, None
