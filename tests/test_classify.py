@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tracemalloc
+from pathlib import Path
 
 import pytest
 from aoti_debug.classify.engine import classify_file, classify_text
@@ -296,3 +299,17 @@ def test_a_marker_any_program_prints_does_not_override_the_phase_of_the_failure(
     check = "RuntimeError: input_handles[0]: unmatched dim value at 1, expected: 8, but got: 12"
     result = classify_text(f"{warning}\n{check}\n")
     assert (result.pattern, result.phase) == ("input_shape_mismatch", "run")
+
+
+@pytest.mark.spawns
+def test_a_line_two_regexes_capture_gives_the_first_listed_ones_value_under_any_hash_seed() -> None:
+    # https://github.com/deepspeedai/DeepSpeed/issues/1852: both the named and the generic CUDA-error regex match;
+    # which capture won used to follow the order a hash-seeded set of needles was tried in
+    line = "**RuntimeError: CUDA error: an illegal memory access was encountered**"
+    code = ("import sys; from aoti_debug.classify.engine import classify_text; "
+            "print(classify_text(sys.argv[1]).fields['cuda_error'])")
+    server = str(Path(__file__).resolve().parent.parent / "server")
+    got = {subprocess.run([sys.executable, "-c", code, line], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONHASHSEED": str(seed), "PYTHONPATH": server}).stdout.strip()
+           for seed in range(6)}
+    assert got == {"an illegal memory access was encountered"}

@@ -82,7 +82,9 @@ class Hits:
                 if b is None or (-self.patterns[h[0]].weight, h[0]) < (-self.patterns[b[0]].weight, b[0]):
                     best[h[1]] = h
             hits = [h for h in hits if best[h[1]] is h]
-        hits.sort(key=lambda h: h[1])
+        # by line; on one line the first-listed regex comes where it wins (last, or first for first_match), so the
+        # fields do not depend on the order the needles were tried in (a hash-seeded set)
+        hits.sort(key=lambda h: (h[1], h[0] if self.first_match else -h[0]))
         return hits[:EVIDENCE_PER_PATTERN * 2] if self.first_match else hits[-EVIDENCE_PER_PATTERN * 2:]
 
 
