@@ -36,6 +36,7 @@ PROGRESS_EVERY_S = 1.0
 READ_CHUNK = 1 << 20
 DRAIN_READS = 64  # stdout reads in a row before stderr gets its turn
 STDERR_GRACE_S = 0.005  # how long a stderr chunk waits for stdout written before it
+SETTLE_S = 0.02  # after the leader exits, this long without pty output means its last write has been read
 # Bigger pipe buffers mean fewer wakeups when a child floods its output (1 MiB is the unprivileged cap).
 PIPE_BYTES = 1 << 20
 F_SETPIPE_SZ = 1031
@@ -133,8 +134,13 @@ def _check_program(arg0: str, env: dict[str, str], cwd: Path | None) -> None:
         raise PermissionError(errno.EACCES, "Permission denied", arg0)
 
 
-def _spawn(spec: ProcSpec, token: str) -> tuple[subprocess.Popen[bytes], int, int]:
-    """Start the child in its own session; return it with the read ends of stdout and stderr."""
+def _spawn(spec: ProcSpec, token: str) -> tuple[subprocess.Popen[bytes], int, int, int | None]:
+    """Start the child in its own session; return it with the read ends of stdout and stderr, and the parent's
+    copy of the pty's slave end (None without a pty).
+
+    The parent keeps its slave end until the child has exited and its output is read: while any slave end is
+    open a read on the master never fails with EIO, which the kernel can report while the child's last writes
+    are still on their way to the master (lost output, seen once in many runs)."""
     master = slave = None
     if spec.stdout_tty:
         master, slave = pty.openpty()
@@ -152,12 +158,10 @@ def _spawn(spec: ProcSpec, token: str) -> tuple[subprocess.Popen[bytes], int, in
             )
             proctree.register(proc.pid)
     except BaseException:
-        if master is not None:
-            os.close(master)
+        for fd in (master, slave):
+            if fd is not None:
+                os.close(fd)
         raise
-    finally:
-        if slave is not None:
-            os.close(slave)
     fds = []
     for pipe in (proc.stdout, proc.stderr):
         if pipe is not None:
@@ -170,14 +174,15 @@ def _spawn(spec: ProcSpec, token: str) -> tuple[subprocess.Popen[bytes], int, in
             fcntl.fcntl(fd, F_SETPIPE_SZ, PIPE_BYTES)
         except OSError:  # a pty, or a kernel that refuses: only throughput suffers
             pass
-    return proc, out_fd, err_fd
+    return proc, out_fd, err_fd, slave
 
 
 class _Pump:
     """A running child's two output streams, read as they become ready, stdout first."""
 
-    def __init__(self, out_fd: int, err_fd: int, out: Stream, err: Stream) -> None:
+    def __init__(self, out_fd: int, err_fd: int, out: Stream, err: Stream, slave_fd: int | None = None) -> None:
         self.out_fd, self.err_fd, self.out, self.err = out_fd, err_fd, out, err
+        self.slave_fd = slave_fd
         self.sel = selectors.DefaultSelector()
         for fd in (out_fd, err_fd):
             self.sel.register(fd, selectors.EVENT_READ)
@@ -221,7 +226,26 @@ class _Pump:
             self.err.feed(data)
         return bool(events)
 
+    def settle(self, until: float) -> None:
+        """The leader has exited: read the pty until it stays quiet for SETTLE_S (or until the deadline), then
+        let go of the parent's slave end, so that the master reports end of stream once every grandchild that
+        still holds the pty lets go too. Writes pass through the pty a moment late, hence the quiet period."""
+        if self.slave_fd is None:
+            return
+        while self.out_fd in self.sel.get_map() and time.monotonic() < until and self.ready.poll(SETTLE_S * 1000):
+            for _ in range(DRAIN_READS):
+                if not (data := self._read(self.out_fd)):
+                    break
+                self.out.feed(data)
+        self._release()
+
+    def _release(self) -> None:
+        if self.slave_fd is not None:
+            os.close(self.slave_fd)
+            self.slave_fd = None
+
     def close(self) -> None:
+        self._release()
         for key in list(self.sel.get_map().values()):
             self.sel.unregister(key.fd)
         self.sel.close()
@@ -256,6 +280,7 @@ def _supervise(proc: subprocess.Popen, pump: _Pump, spec: ProcSpec, result: Proc
 def _finish(proc: subprocess.Popen, tree: Tree, pump: _Pump, result: ProcResult) -> None:
     """Read what the child left in its pipes, kill whatever of its tree still runs, record the exit."""
     drain_until = time.monotonic() + DRAIN_S
+    pump.settle(drain_until)
     while pump.open and time.monotonic() < drain_until:
         pump.pump(POLL_S)
     # Whatever is still running (background grandchildren, daemons) is killed: no orphan survives.
@@ -290,12 +315,12 @@ def run(
     start = time.monotonic()
     try:
         try:
-            proc, out_fd, err_fd = _spawn(spec, token)
+            proc, out_fd, err_fd, slave_fd = _spawn(spec, token)
         except OSError as exc:
             result.spawn_error = f"{type(exc).__name__}: {exc}"
             return result
         tree = Tree(proc.pid, token)
-        pump = _Pump(out_fd, err_fd, out, err)
+        pump = _Pump(out_fd, err_fd, out, err, slave_fd)
         try:
             _supervise(proc, pump, spec, result, start, cancel, on_progress)
         finally:  # also on KeyboardInterrupt: no child outlives the wrapper
