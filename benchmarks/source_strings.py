@@ -3,7 +3,11 @@
 `tests/corpus/source_strings.jsonl` holds the user-facing failure messages of torch's AOTI runtime, package loader,
 runner and proxy executor (torch/csrc/inductor/...) and of Inductor's build and package code (torch/_inductor/...,
 torch/export/pt2_archive, torch/_export), read from the sources, each with the pattern a person chose for it
-(`unknown` for wrappers that only pass another error on, `benign` for warnings). Each `{}` (a value formatted at run
+(`unknown` for wrappers that only pass another error on, `benign` for warnings). Later harvests added Triton,
+ExecuTorch, c10/ATen, Inductor's lowering and C++ wrapper codegen, higher-order ops and AOTAutograd, the CUDA, XPU,
+MPS and ROCm device layers, and the host's own words (glibc's loader and malloc, CPython's faulthandler and
+importers, libstdc++'s terminate, lld); the `file` root names the project (cuda-runtime/: the CUDA runtime's
+error strings as public copies of its table give them). Each `{}` (a value formatted at run
 time) is filled with a number, then a name, then a dotted name; a message counts as routed when one filling,
 raised as `RuntimeError: <message>`, classifies as its pattern. The reference column is the share a classifier
 that answers `unknown` to everything would reach.

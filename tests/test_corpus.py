@@ -75,12 +75,13 @@ def test_the_held_out_split_stays_above_its_measured_floor() -> None:
 
 # What share of torch's own AOTI/Inductor failure messages route to the pattern a person chose (measured, not a
 # target; benchmarks/source_strings.py): a change that loses them fails here.
-SOURCE_ROUTED_FLOOR = 0.61  # 1207 messages, 2026-11-26: 0.613 (0.577 before the rules written from the fourth harvest)
+SOURCE_ROUTED_FLOOR = 0.48  # 2029 messages, 2026-11-26: 0.483 after the fifth harvest (its 827 alone: 0.290, before
+# any rule written from them); the 1207 before it: 0.613
 
 
 def test_every_source_string_names_its_file_and_a_pattern_or_benign() -> None:
     mod = byfile.load("benchmarks/source_strings.py")
-    roots = ("torch/", "aten/", "c10/", "triton/", "executorch/")
+    roots = ("torch/", "aten/", "c10/", "triton/", "executorch/", "glibc/", "cpython/", "gcc/", "llvm/", "cuda-runtime/")
     bad = [e for e in mod.load() if list(e) != ["string", "file", "raise", "means", "pattern"]
            or e["pattern"] not in {*PATTERN_IDS, "benign"} or not e["file"].startswith(roots)]
     assert bad == []
