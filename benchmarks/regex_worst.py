@@ -1,5 +1,5 @@
-"""Every rule regex (patterns and cues of guides/*.md, phase markers and exception cues of data/phases.yaml) on
-adversarial long lines, beside a plain needle search.
+"""Every rule regex (patterns and cues of guides/*.md, phase markers and exception cues of data/phases.yaml, the
+engine lines of data/engines.yaml) on adversarial long lines, beside a plain needle search.
 
     python benchmarks/regex_worst.py [--chars 20000] [--over 0.02] [--guides ID,ID] [--timeout 60]
 
@@ -32,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
 
+from aoti_debug.classify import context  # noqa: E402
 from aoti_debug.classify import phase as phases  # noqa: E402
 from aoti_debug.classify.guides import load_guides  # noqa: E402
 
@@ -94,7 +95,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--chars", type=int, default=20_000)
     ap.add_argument("--over", type=float, default=0.02, help="also print rows whose 4x time is over this (s)")
-    ap.add_argument("--guides", default="", help="comma list of guide ids, or phases (default: all)")
+    ap.add_argument("--guides", default="", help="comma list of guide ids, phases or engines (default: all)")
     ap.add_argument("--timeout", type=float, default=60.0)
     a = ap.parse_args()
     only = {g for g in a.guides.split(",") if g}
@@ -109,6 +110,8 @@ def main() -> int:
     if not only or "phases" in only:
         groups.append(("phases", [("marker", x) for x in phases.markers()]
                        + [("exception", x) for x in phases.exception_cues()], []))
+    if not only or "engines" in only:
+        groups.append(("engines", [("engine", x) for x in context.engines()], []))
     for gid, regexes, example_lines in groups:
         for kind, p in regexes:
             total += 1

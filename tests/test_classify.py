@@ -9,7 +9,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from aoti_debug.classify.engine import classify_file, classify_text
+from aoti_debug.classify.engine import classify_chunks, classify_file, classify_text
 from aoti_debug.common.errors import BadInput
 
 CPU_OOB = "Error: index out of bounds: 0 <= tmp7 < 2L"
@@ -299,6 +299,41 @@ def test_a_marker_any_program_prints_does_not_override_the_phase_of_the_failure(
     check = "RuntimeError: input_handles[0]: unmatched dim value at 1, expected: 8, but got: 12"
     result = classify_text(f"{warning}\n{check}\n")
     assert (result.pattern, result.phase) == ("input_shape_mismatch", "run")
+
+
+# Other engines' own lines, quoted from their threads: a TensorRT engine's input check
+# (https://github.com/QwenAudio/CosyVoice/issues/901), ggml's CUDA fault (https://github.com/ollama/ollama/issues/10265)
+# and ONNX Runtime's missing provider library
+# (https://github.com/freshtechyy/ONNX-Runtime-GPU-image-classifciation-example/issues/1).
+TRT_SHAPE = ("[01/18/2025-11:53:18] [TRT] [E] 3: [executionContext.cpp::setInputShape::2037] Error Code 3: API Usage "
+             "Error (Parameter check failed at: runtime/api/executionContext.cpp::setInputShape::2037, condition: "
+             "engineDims.d[i] == dims.d[i] Static dimension mismatch while setting input shape.)")
+GGML_IMA = ("CUDA error: an illegal memory access was encountered\n"
+            "  current device: 0, in function ggml_cuda_op_mul_mat at "
+            "C:\\a\\ollama\\ollama\\ml\\backend\\ggml\\ggml\\src\\ggml-cuda\\ggml-cuda.cu:1621")
+ORT_LIB = ("[E:onnxruntime:Image classifier inference, provider_bridge_ort.cc:937 Ensure] Failed to load library "
+           "libonnxruntime_providers_shared.so with error: libonnxruntime_providers_shared.so: cannot open shared "
+           "object file: No such file or directory")
+
+
+@pytest.mark.parametrize(("text", "reads_like"), [
+    (TRT_SHAPE, "input_shape_mismatch"), (GGML_IMA, "cuda_illegal_memory_access"), (ORT_LIB, "native_abi")])
+def test_another_engines_failure_with_no_word_of_torch_is_unknown_and_names_what_it_reads_like(text, reads_like):
+    alone = classify_text(text + "\n")
+    assert alone.pattern == "unknown" and alone.confidence == 0.5
+    assert alone.alternatives[0].pattern == reads_like
+    assert alone.summary.startswith("Another engine's failure") and alone.evidence[0].pattern == "unknown"
+    # the same lines in a PyTorch process (a torch frame above them) are ours again
+    frame = '  File "/v/site-packages/torch/nn/modules/module.py", line 1751, in _call_impl\n'
+    assert classify_text(frame + text + "\n").pattern == reads_like
+
+
+def test_a_word_of_torch_cut_by_a_chunk_boundary_still_makes_the_log_pytorchs() -> None:
+    frame = '  File "/v/site-packages/torch/nn/modules/module.py", line 1751, in _call_impl\n'
+    data = (frame + TRT_SHAPE + "\n").encode()
+    cut = data.index(b"torch") + 2
+    assert classify_chunks([data[:cut], data[cut:]]).pattern == "input_shape_mismatch"
+    assert classify_chunks([data[data.index(b"[01/"):]]).pattern == "unknown"
 
 
 @pytest.mark.spawns

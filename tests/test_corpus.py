@@ -81,7 +81,8 @@ SOURCE_ROUTED_FLOOR = 0.48  # 2029 messages, 2026-11-26: 0.483 after the fifth h
 
 def test_every_source_string_names_its_file_and_a_pattern_or_benign() -> None:
     mod = byfile.load("benchmarks/source_strings.py")
-    roots = ("torch/", "aten/", "c10/", "triton/", "executorch/", "glibc/", "cpython/", "gcc/", "llvm/", "cuda-runtime/")
+    roots = ("torch/", "aten/", "c10/", "triton/", "executorch/", "glibc/", "cpython/", "gcc/", "llvm/",
+             "cuda-runtime/")
     bad = [e for e in mod.load() if list(e) != ["string", "file", "raise", "means", "pattern"]
            or e["pattern"] not in {*PATTERN_IDS, "benign"} or not e["file"].startswith(roots)]
     assert bad == []

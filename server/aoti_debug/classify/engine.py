@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from aoti_debug.classify import context
 from aoti_debug.classify import phase as phases
 from aoti_debug.classify.guides import PATTERN_IDS, NextStep, load_guides, rules
 from aoti_debug.classify.logscan import EVIDENCE_PER_PATTERN, Hits, Matcher
@@ -57,7 +58,8 @@ class Classification(BaseModel):
     summary: str = Field(description="What the pattern is; for 'unknown', what was seen (weak cues, the phase)")
     confidence: float = Field(ge=0, le=1, description=(
         "Noisy-OR of the weights of the winner's matched regexes; for 'unknown', at most 0.5 and lower the "
-        "more weak cues point at a pattern; for a best guess from agreeing weak cues (no decisive line), at most "
+        "more weak cues point at a pattern (0.5 for another engine's log, whatever it reads like); for a best "
+        "guess from agreeing weak cues (no decisive line), at most "
         "0.45 and the summary says so"))
     phase: phases.LogPhase | None = Field(default=None, description=(
         "Where it failed: export, compile, load or run, from the last phase marker in the log (export or "
@@ -123,8 +125,10 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     hits = [Hits.of(r) for r in rule_list]
     marks = Hits(list(phases.markers()), 0)  # every marker is a cue: it says the phase and may mark a compiled model
     excs = Hits(list(phases.exception_cues()), len(phases.exception_cues()))
-    matcher = Matcher([h.patterns for h in hits] + [marks.patterns, excs.patterns], key=load_guides())
-    nlines, nbytes, blank = matcher.scan(chunks, [*hits, marks, excs])
+    engines, torch_seen = Hits(list(context.engines()), 0), context.Watch()
+    matcher = Matcher([h.patterns for h in hits] + [marks.patterns, excs.patterns, engines.patterns],
+                      key=load_guides())
+    nlines, nbytes, blank = matcher.scan(torch_seen(chunks), [*hits, marks, excs, engines])
     if blank:
         raise BadInput("the log is empty: pass the full output of the failing run (stdout and stderr)")
     sig = signal_name(exit_status)
@@ -140,6 +144,11 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
         cause_printed = any(sc >= DECISIVE for pid, (sc, _) in scored.items() if pid != "segfault_no_message")
         scored["segfault_no_message"] = (max(seg_score, DECISIVE if cause_printed else STRONG), seg)
     score, win = _winner(scored)
+    # Another engine's log (its own lines, no word of PyTorch, no compiled model): what it reads like is only an
+    # alternative, since none of our fixes applies to that engine's failure.
+    foreign = None if torch_seen.seen else next(iter(engines.evidence(cues=True)), None)
+    if foreign is not None:
+        score, win = 0.0, scored["unknown"][1]
     seen = [(line, idx) for idx, line, _t, _g in marks.evidence(cues=True)]
     # Alternatives: the other rules that matched or that weak cues (the phase, exception types) point at, together.
     marked_phase = phases.decide(seen, [])[0]
@@ -149,7 +158,7 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     ranked = {pid: (round(1 - (1 - max(s, h.rank())) * (1 - hint.get(pid, 0.0)), 4), h)
               for pid, (s, h) in scored.items()}
     guessed = False
-    if win.rule.id == "unknown" and aoti_context:
+    if win.rule.id == "unknown" and aoti_context and foreign is None:
         # Two independent weak signals that agree (the exception type, and a frame, cue or the phase of the same
         # family) name the family; one alone, such as a generic wrapper line, never does.
         agree = [m for pid, m in ranked.items() if m[0] >= GUESS and exc_hint.get(pid, 0.0) > 0
@@ -184,6 +193,16 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
         confidence = round(UNKNOWN_MAX * (1.0 - max((m[0] for m in others), default=0.0)), 4)
         summary = _seen([h for _s, h in others], marker, excs, aoti_context)
         evidence = [e for _s, h in others for e in _evidence(h, 1, cues=True) if e.line > 0][:EVIDENCE_PER_PATTERN]
+        if foreign is not None:  # the engine's line, then the lines of what it reads like
+            idx, line, text, _groups = foreign
+            confidence = UNKNOWN_MAX
+            reads = ", ".join(h.rule.id for _s, h in others)
+            summary = (f"Another engine's failure, not a PyTorch one: line {line} comes from "
+                       f"{engines.patterns[idx].note}, and no line names torch, so no AOTI fix applies."
+                       + (f" It reads like: {reads}." if reads else ""))
+            evidence = [Evidence(line=line, text=text, pattern="unknown", weight=engines.patterns[idx].weight),
+                        *(e for _s, h in others for e in _evidence(h, 1) or _evidence(h, 1, cues=True) if e.line > 0)
+                        ][:EVIDENCE_PER_PATTERN]
     return Classification(
         pattern=win.rule.id, title=g.title, summary=summary, confidence=confidence, phase=log_phase,
         alternatives=[Alternative(pattern=h.rule.id, title=guides[h.rule.id].title, confidence=s,
