@@ -323,6 +323,7 @@ def test_another_engines_failure_with_no_word_of_torch_is_unknown_and_names_what
     assert alone.pattern == "unknown" and alone.confidence == 0.5
     assert alone.alternatives[0].pattern == reads_like
     assert alone.summary.startswith("Another engine's failure") and alone.evidence[0].pattern == "unknown"
+    assert len({e.line for e in alone.evidence}) == len(alone.evidence) and alone.next_steps == []
     # the same lines in a PyTorch process (a torch frame above them) are ours again
     frame = '  File "/v/site-packages/torch/nn/modules/module.py", line 1751, in _call_impl\n'
     assert classify_text(frame + text + "\n").pattern == reads_like

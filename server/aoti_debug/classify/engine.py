@@ -73,7 +73,8 @@ class Classification(BaseModel):
     evidence: list[Evidence] = Field(default_factory=list, description="Lines that decided it")
     fields: dict[str, str] = Field(default_factory=dict, description="Values the rule captured")
     guide: GuideRef
-    next_steps: list[NextStep] = Field(default_factory=list)
+    next_steps: list[NextStep] = Field(default_factory=list, description=(
+        "The guide's steps to take next, in order (none for another engine's log: no AOTI tool applies)"))
     lines_scanned: int = 0
     bytes_scanned: int = 0
 
@@ -200,15 +201,16 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
             summary = (f"Another engine's failure, not a PyTorch one: line {line} comes from "
                        f"{engines.patterns[idx].note}, and no line names torch, so no AOTI fix applies."
                        + (f" It reads like: {reads}." if reads else ""))
+            read = [e for _s, h in others for e in _evidence(h, 1) or _evidence(h, 1, cues=True) if e.line > 0]
             evidence = [Evidence(line=line, text=text, pattern="unknown", weight=engines.patterns[idx].weight),
-                        *(e for _s, h in others for e in _evidence(h, 1) or _evidence(h, 1, cues=True) if e.line > 0)
-                        ][:EVIDENCE_PER_PATTERN]
+                        *(e for e in read if e.line != line)][:EVIDENCE_PER_PATTERN]
     return Classification(
         pattern=win.rule.id, title=g.title, summary=summary, confidence=confidence, phase=log_phase,
         alternatives=[Alternative(pattern=h.rule.id, title=guides[h.rule.id].title, confidence=s,
                                   evidence=[e for e in _evidence(h, 1) or _evidence(h, 1, cues=True) if e.line > 0])
                       for s, h in others],
-        evidence=evidence, fields=fields, guide=_guide_ref(win.rule.id), next_steps=win.rule.next_steps,
+        evidence=evidence, fields=fields, guide=_guide_ref(win.rule.id),
+        next_steps=[] if foreign is not None else win.rule.next_steps,
         lines_scanned=nlines, bytes_scanned=nbytes,
     )
 
