@@ -208,3 +208,33 @@ def test_a_traceback_written_after_many_stdout_lines_lands_after_them_in_the_com
         lines = (tmp_path / str(k) / "combined.log").read_text().splitlines()
         assert len(lines) == 301 and lines[-1] == "Traceback (most recent call last):", (k, lines.index(
             "Traceback (most recent call last):"))
+
+
+def test_output_written_by_a_grandchild_after_the_leader_exits_is_read_whole_and_nothing_is_added(tmp_path) -> None:
+    # the leader exits at once; a background grandchild holding the pty writes 64 KiB a moment later
+    code = ("import os, subprocess, sys\n"
+            "late = 'import os, time; time.sleep(0.3); os.write(1, b\"y\" * 65536)'\n"
+            "subprocess.Popen([sys.executable, '-c', late])\n"
+            "os.write(1, b'x' * 5000)")
+    r = run(ProcSpec(argv=[PY, "-c", code], log_dir=tmp_path, timeout_s=30))
+    data = (tmp_path / "stdout.log").read_bytes()
+    assert data == b"x" * 5000 + b"y" * 65536 and r.stdout_bytes == len(data)
+
+
+def test_running_out_of_descriptors_after_the_start_leaves_no_descriptor_and_no_child(tmp_path, monkeypatch) -> None:
+    pidfile = tmp_path / "pid"
+    code = f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+    before = len(os.listdir("/proc/self/fd"))
+
+    def no_more(fd: int) -> int:
+        deadline = time.monotonic() + 10
+        while not pidfile.exists() and time.monotonic() < deadline:  # the child is running
+            time.sleep(0.02)
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(proc.os, "dup", no_more)
+    r = run(ProcSpec(argv=[PY, "-c", code], stdout_tty=False, timeout_s=30))
+    monkeypatch.undo()
+    assert r.spawn_error and "Too many open files" in r.spawn_error
+    assert len(os.listdir("/proc/self/fd")) == before
+    assert_all_gone([int(pidfile.read_text())])

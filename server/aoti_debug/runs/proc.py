@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
@@ -10,6 +11,7 @@ import secrets
 import select
 import selectors
 import shutil
+import signal
 import subprocess
 import termios
 import threading
@@ -36,7 +38,6 @@ PROGRESS_EVERY_S = 1.0
 READ_CHUNK = 1 << 20
 DRAIN_READS = 64  # stdout reads in a row before stderr gets its turn
 STDERR_GRACE_S = 0.005  # how long a stderr chunk waits for stdout written before it
-SETTLE_S = 0.02  # after the leader exits, this long without pty output means its last write has been read
 # Bigger pipe buffers mean fewer wakeups when a child floods its output (1 MiB is the unprivileged cap).
 PIPE_BYTES = 1 << 20
 F_SETPIPE_SZ = 1031
@@ -162,36 +163,75 @@ def _spawn(spec: ProcSpec, token: str) -> tuple[subprocess.Popen[bytes], int, in
             if fd is not None:
                 os.close(fd)
         raise
-    fds = []
-    for pipe in (proc.stdout, proc.stderr):
-        if pipe is not None:
-            fds.append(os.dup(pipe.fileno()))
-            pipe.close()
-    out_fd, err_fd = (master, fds[0]) if master is not None else (fds[0], fds[1])
-    for fd in (out_fd, err_fd):
-        os.set_blocking(fd, False)
-        try:
-            fcntl.fcntl(fd, F_SETPIPE_SZ, PIPE_BYTES)
-        except OSError:  # a pty, or a kernel that refuses: only throughput suffers
-            pass
+    fds: list[int] = []
+    try:
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                fds.append(os.dup(pipe.fileno()))
+                pipe.close()
+        out_fd, err_fd = (master, fds[0]) if master is not None else (fds[0], fds[1])
+        for fd in (out_fd, err_fd):
+            os.set_blocking(fd, False)
+            try:
+                fcntl.fcntl(fd, F_SETPIPE_SZ, PIPE_BYTES)
+            except OSError:  # a pty, or a kernel that refuses: only throughput suffers
+                pass
+        if slave is not None:
+            slave = _own_slave_end(slave)
+    except BaseException:  # out of descriptors after the start: no fd and no child is left behind
+        for fd in (master, slave, *fds):
+            if fd is not None:
+                os.close(fd)
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        proctree.unregister(proc.pid)
+        raise
     return proc, out_fd, err_fd, slave
+
+
+def _own_slave_end(slave: int) -> int | None:
+    """The parent's slave end, opened anew so that its flags are its own (the child's stdout shares the open file
+    of `slave`: made non-blocking there, a child's large write would stop short). `slave` is closed; None where
+    the tty cannot be opened again, and the master then ends the stream as soon as the child exits."""
+    try:
+        return os.open(os.ttyname(slave), os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    finally:
+        os.close(slave)
+
+
+def _exit_fd(pid: int) -> int | None:
+    """A descriptor that turns readable when the process exits (Linux 5.3+), else None (the wait loop's poll)."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
 
 
 class _Pump:
     """A running child's two output streams, read as they become ready, stdout first."""
 
-    def __init__(self, out_fd: int, err_fd: int, out: Stream, err: Stream, slave_fd: int | None = None) -> None:
+    def __init__(self, out_fd: int, err_fd: int, out: Stream, err: Stream, slave_fd: int | None = None,
+                 pid: int | None = None) -> None:
         self.out_fd, self.err_fd, self.out, self.err = out_fd, err_fd, out, err
         self.slave_fd = slave_fd
+        self.exit_fd = _exit_fd(pid) if pid is not None and slave_fd is not None else None
         self.sel = selectors.DefaultSelector()
         for fd in (out_fd, err_fd):
             self.sel.register(fd, selectors.EVENT_READ)
         self.ready = select.poll()  # not select.select: a long-lived server's descriptors may pass 1024
         self.ready.register(out_fd, select.POLLIN)
+        if self.exit_fd is not None:  # the pty stays open after the exit (the parent holds it): wake for the exit
+            self.sel.register(self.exit_fd, selectors.EVENT_READ)
 
     @property
     def open(self) -> bool:
-        return bool(self.sel.get_map())
+        return self.out_fd in self.sel.get_map() or self.err_fd in self.sel.get_map()
 
     def _read(self, fd: int) -> bytes | None:
         """One read of fd; None when it would block, b"" (and fd unregistered) once it has closed."""
@@ -227,16 +267,37 @@ class _Pump:
         return bool(events)
 
     def settle(self, until: float) -> None:
-        """The leader has exited: read the pty until it stays quiet for SETTLE_S (or until the deadline), then
-        let go of the parent's slave end, so that the master reports end of stream once every grandchild that
-        still holds the pty lets go too. Writes pass through the pty a moment late, hence the quiet period."""
+        """The leader has exited: write a marker through the parent's own slave end and read the pty up to it. A
+        pty keeps the order of writes, so all the leader wrote is read before the marker, however late the kernel
+        passes it on; the marker itself is dropped. Then let go of the slave end, so that the master reports end of
+        stream once every grandchild still holding the pty lets go too. Bounded by `until`."""
+        if self.exit_fd is not None:
+            self.sel.unregister(self.exit_fd)
+            os.close(self.exit_fd)
+            self.exit_fd = None
         if self.slave_fd is None:
             return
-        while self.out_fd in self.sel.get_map() and time.monotonic() < until and self.ready.poll(SETTLE_S * 1000):
-            for _ in range(DRAIN_READS):
-                if not (data := self._read(self.out_fd)):
-                    break
-                self.out.feed(data)
+        marker = f"<aoti-debug-settle-{secrets.token_hex(8)}>".encode()
+        pending, held = marker, bytearray()  # the slave end is non-blocking: a grandchild filling the pty waits
+        while self.out_fd in self.sel.get_map() and time.monotonic() < until:
+            if pending:
+                try:
+                    pending = pending[os.write(self.slave_fd, pending):]
+                except BlockingIOError:
+                    pass
+            if not self.ready.poll(POLL_S * 1000) or (data := self._read(self.out_fd)) is None:
+                continue
+            held += data
+            if (at := held.find(marker)) >= 0:
+                del held[at:at + len(marker)]
+                break
+            if len(held) >= len(marker):  # all but a possible start of the marker goes on at once
+                self.out.feed(bytes(held[:1 - len(marker)]))
+                del held[:1 - len(marker)]
+            if not data:
+                break
+        if held:
+            self.out.feed(bytes(held))
         self._release()
 
     def _release(self) -> None:
@@ -249,8 +310,9 @@ class _Pump:
         for key in list(self.sel.get_map().values()):
             self.sel.unregister(key.fd)
         self.sel.close()
-        for fd in (self.out_fd, self.err_fd):
-            os.close(fd)
+        for fd in (self.out_fd, self.err_fd, self.exit_fd):
+            if fd is not None:
+                os.close(fd)
 
 
 def _supervise(proc: subprocess.Popen, pump: _Pump, spec: ProcSpec, result: ProcResult, start: float,
@@ -320,7 +382,7 @@ def run(
             result.spawn_error = f"{type(exc).__name__}: {exc}"
             return result
         tree = Tree(proc.pid, token)
-        pump = _Pump(out_fd, err_fd, out, err, slave_fd)
+        pump = _Pump(out_fd, err_fd, out, err, slave_fd, proc.pid)
         try:
             _supervise(proc, pump, spec, result, start, cancel, on_progress)
         finally:  # also on KeyboardInterrupt: no child outlives the wrapper
