@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 from aoti_debug.classify.engine import classify_chunks, classify_file, classify_text
+from aoti_debug.classify.guides import Rule, load_guides
 from aoti_debug.common.errors import BadInput
+from pydantic import ValidationError
 
 CPU_OOB = "Error: index out of bounds: 0 <= tmp7 < 2L"
 RUN_FUNC = ("RuntimeError: run_func_( container_handle_, input_handles.data(), input_handles.size(), "
@@ -284,6 +286,24 @@ def test_the_phase_is_the_last_marker_of_the_log_else_the_patterns_own(text, pha
     assert classify_text(text).phase == phase
 
 
+@pytest.mark.parametrize(("text", "phase", "basis"), [
+    ('  File "/v/torch/export/_trace.py", line 1017, in wrapper\nRuntimeError: boom\n', "export", "marker"),
+    ("RuntimeError: input_handles[0]: unmatched dim value at 1, expected: 8, but got: 12\n", "run", "pattern"),
+    # no line says where: an OOM (load, compile or run) is reported where it usually happens, and said to be that
+    ("RuntimeError: Triton Error [CUDA]: out of memory\n", "run", "usual"),
+    ("KeyError: 'lr'\n", None, None),
+])
+def test_the_phase_says_what_it_rests_on(text, phase, basis) -> None:
+    result = classify_text(text)
+    assert (result.phase, result.phase_basis) == (phase, basis)
+
+
+def test_a_usual_phase_outside_the_rules_phases_is_refused() -> None:
+    rule = load_guides()["out_of_memory"].rule.model_dump()
+    with pytest.raises(ValidationError, match="usual_phase export is not one of phase"):
+        Rule.model_validate({**rule, "usual_phase": "export"})
+
+
 def test_a_library_load_in_a_log_with_no_compiled_model_reports_the_load_phase_but_ranks_no_package_pattern() -> None:
     # the phase (load) is reported, but what a load usually means is said of packages: it does not rank them here
     result = classify_text("ImportError: libGL.so.1: cannot open shared object file: No such file or directory\n")
@@ -334,7 +354,19 @@ def test_a_word_of_torch_cut_by_a_chunk_boundary_still_makes_the_log_pytorchs() 
     data = (frame + TRT_SHAPE + "\n").encode()
     cut = data.index(b"torch") + 2
     assert classify_chunks([data[:cut], data[cut:]]).pattern == "input_shape_mismatch"
+    # cut in three, or with an empty chunk between the halves
+    assert classify_chunks([data[:cut], data[cut:cut + 1], data[cut + 1:]]).pattern == "input_shape_mismatch"
+    assert classify_chunks([data[:cut], b"", data[cut:]]).pattern == "input_shape_mismatch"
     assert classify_chunks([data[data.index(b"[01/"):]]).pattern == "unknown"
+
+
+def test_draft_exports_report_of_fake_kernels_ranks_custom_op_but_never_hides_the_failure() -> None:
+    # a draft_export that went on warns of ops with no fake kernel (torch/export/_draft_export.py, log.warning)
+    warning = "While tracing we found 1 operator(s) which do not have a fake kernel registered."
+    oom = "RuntimeError: Triton Error [CUDA]: out of memory"
+    assert classify_text(f"{warning}\n{oom}\n").pattern == "out_of_memory"
+    alone = classify_text(warning + "\n")  # alone it is at most a best guess, below a decisive line
+    assert "custom_op" in {alone.pattern, *(a.pattern for a in alone.alternatives)} and alone.confidence < 0.5
 
 
 @pytest.mark.spawns

@@ -64,8 +64,11 @@ class Classification(BaseModel):
     phase: phases.LogPhase | None = Field(default=None, description=(
         "Where it failed: export, compile, load or run, from the last phase marker in the log (export or "
         "Inductor frames, the package loader, the run call), else the pattern's own phase, else the last marker any "
-        "program prints (a compiler's diagnostic, the loader's words for a library it could not load); null if "
-        "none says"))
+        "program prints (a compiler's diagnostic, the loader's words for a library it could not load), else where "
+        "the pattern usually happens (see phase_basis); null if none says"))
+    phase_basis: phases.PhaseBasis | None = Field(default=None, description=(
+        "What the phase rests on: 'marker' (a line of the log), 'pattern' (the winning pattern happens in that "
+        "phase only), 'usual' (no line says; where this pattern usually happens, a prior to confirm)"))
     alternatives: list[Alternative] = Field(default_factory=list, description=(
         "Next best patterns, up to 3, ranked by their regexes and weak cues (frames, file names, wrappers, "
         "exception types, the phase); 'unknown' comes last when the log shows no compiled model (no phase marker "
@@ -145,8 +148,8 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
         cause_printed = any(sc >= DECISIVE for pid, (sc, _) in scored.items() if pid != "segfault_no_message")
         scored["segfault_no_message"] = (max(seg_score, DECISIVE if cause_printed else STRONG), seg)
     score, win = _winner(scored)
-    # Another engine's log (its own lines, no word of PyTorch, no compiled model): what it reads like is only an
-    # alternative, since none of our fixes applies to that engine's failure.
+    # Another engine's log (its own lines and no word of PyTorch, so no compiled model either, whatever frame or cue
+    # matched): what it reads like is only an alternative, since none of our fixes applies to that engine's failure.
     foreign = None if torch_seen.seen else next(iter(engines.evidence(cues=True)), None)
     if foreign is not None:
         score, win = 0.0, scored["unknown"][1]
@@ -179,7 +182,7 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     if sig and win.rule.id == "segfault_no_message":
         evidence.append(Evidence(line=0, text=f"process ended by {sig} (exit status {exit_status})",
                                  pattern="segfault_no_message", weight=STRONG))
-    log_phase, marker = phases.decide(seen, win.rule.phase)
+    log_phase, marker, basis = phases.decide(seen, win.rule.phase, win.rule.usual_phase)
     others = sorted((m for m in ranked.values() if m[0] > 0 and m[1] is not win and m[1].rule.id != "unknown"),
                     key=lambda m: (-m[0], -m[1].rule.priority))[:3]
     if win.rule.id != "unknown" and not aoti_context:
@@ -206,6 +209,7 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
                         *(e for e in read if e.line != line)][:EVIDENCE_PER_PATTERN]
     return Classification(
         pattern=win.rule.id, title=g.title, summary=summary, confidence=confidence, phase=log_phase,
+        phase_basis=basis,
         alternatives=[Alternative(pattern=h.rule.id, title=guides[h.rule.id].title, confidence=s,
                                   evidence=[e for e in _evidence(h, 1) or _evidence(h, 1, cues=True) if e.line > 0])
                       for s, h in others],

@@ -144,6 +144,9 @@ class Rule(BaseModel):
     summary: str = Field(description="One sentence: what this failure is")
     priority: int = Field(ge=0, le=1000, description="Unique; among decisive matches the highest wins")
     phase: list[Phase] = Field(min_length=1)
+    usual_phase: Phase | None = Field(None, description=(
+        "One of `phase`: where this failure shows most often, reported when no marker in the log and no single "
+        "phase of the rule says where it failed"))
     patterns: list[Pattern] = Field(default_factory=list)
     cues: list[Pattern] = Field(
         default_factory=list,
@@ -166,6 +169,8 @@ class Rule(BaseModel):
 
     @model_validator(mode="after")
     def _captures_exist(self) -> Rule:
+        if self.usual_phase is not None and self.usual_phase not in self.phase:
+            raise ValueError(f"usual_phase {self.usual_phase} is not one of phase {self.phase}")
         groups = set()
         for p in self.patterns:
             groups |= set(re.compile(p.regex).groupindex)

@@ -13,6 +13,8 @@ from aoti_debug.common.yamlio import load_model
 
 DATA = Path(__file__).parent.parent / "data" / "phases.yaml"
 LogPhase = Literal["export", "compile", "load", "run"]
+# What a reported phase rests on: a line of the log, the winning pattern's only phase, or where it usually happens.
+PhaseBasis = Literal["marker", "pattern", "usual"]
 # A rule's phases (guides' front matter) in the four words the classification reports.
 RULE_PHASE: dict[str, LogPhase] = {"export": "export", "lowering": "compile", "compile": "compile",
                                    "load": "load", "runtime": "run", "teardown": "run"}
@@ -72,16 +74,19 @@ def hints(phase: LogPhase | None, exceptions: list[int], aoti_context: bool = Tr
     return out
 
 
-def decide(seen: list[tuple[int, int]], rule_phases: list[str]) -> tuple[LogPhase | None, Marker | None]:
-    """The phase from (line, marker index) hits, else the rule's only phase; with the marker that decided. A marker
-    any program prints (aoti_only: a library the loader could not load, a compiler's diagnostic) says the phase
-    only when no other marker and no single phase of the rule does: a warning about some other library's load
-    does not make an input check a load failure."""
+def decide(seen: list[tuple[int, int]], rule_phases: list[str],
+           usual: str | None = None) -> tuple[LogPhase | None, Marker | None, PhaseBasis | None]:
+    """The phase from (line, marker index) hits, else the rule's only phase, else its usual phase; with the marker
+    that decided and what the phase rests on. A marker any program prints (aoti_only: a library the loader could not
+    load, a compiler's diagnostic) says the phase only when no other marker and no single phase of the rule does: a
+    warning about some other library's load does not make an input check a load failure."""
     strong = [s for s in seen if not markers()[s[1]].aoti_only]
     own = {RULE_PHASE[p] for p in rule_phases}
     if not strong and len(own) == 1:
-        return own.pop(), None
+        return own.pop(), None, "pattern"
     if strong or seen:  # the last marker of the log (on one line, the first listed)
         _line, idx = max(strong or seen, key=lambda s: (s[0], -s[1]))
-        return markers()[idx].phase, markers()[idx]
-    return None, None
+        return markers()[idx].phase, markers()[idx], "marker"
+    if usual:
+        return RULE_PHASE[usual], None, "usual"
+    return None, None, None

@@ -29,7 +29,8 @@ def bundled_logs() -> dict[str, str]:
 def human(c: Classification) -> str:  # type: ignore[override]
     lines = [f"pattern:    {c.pattern}  ({c.title})", f"confidence: {c.confidence:.2f}", f"what:       {c.summary}"]
     if c.phase:
-        lines.append(f"phase:      {c.phase}")
+        lines.append(f"phase:      {c.phase}" + (" (usual for this pattern; no line of the log says)"
+                                                   if c.phase_basis == "usual" else ""))
     if c.evidence:
         lines.append("evidence:")
         lines += [f"  line {e.line}: {e.text}" for e in c.evidence]
