@@ -40,3 +40,22 @@ def test_a_line_quoted_as_inline_code_loses_both_ticks() -> None:
     assert logread.clean_line("## `AssertionError: False is not true : Output/Grad with NaN`") == (
         "AssertionError: False is not true : Output/Grad with NaN")
     assert logread.clean_line("`torch.compile` fails") == "`torch.compile` fails"
+
+
+def test_a_json_log_record_is_read_as_its_message() -> None:
+    record = '{"log":"RuntimeError: CUDA error: an illegal memory access was encountered\\n","stream":"stderr"}'
+    assert logread.clean_line(record) == "RuntimeError: CUDA error: an illegal memory access was encountered"
+    assert logread.clean_line('{"level": 3}') == '{"level": 3}'  # no message field: the line as it is
+
+
+def test_a_log_pasted_as_an_escaped_string_gets_its_lines_back() -> None:
+    lines = ["Traceback (most recent call last):", '  File "x.py", line 1', "OSError: it's C:\\new\\x.so"]
+    raw = repr("\n".join(lines) + "\n").encode()  # one line: 'Traceback ...\n  File "x.py" ...\n'
+    assert logread.normalize_chunk(raw).decode().split("\n")[1:3] == lines[1:]
+    # a log with real line breaks keeps a literal backslash-n it prints
+    assert logread.normalize_chunk(b"a\nprint('x\\n')\nb\n") == b"a\nprint('x\\n')\nb\n"
+
+
+def test_a_line_quoted_as_a_string_loses_both_quotes() -> None:
+    assert logread.clean_line("'Segmentation fault (core dumped)'") == "Segmentation fault (core dumped)"
+

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from functools import cache
@@ -15,6 +16,11 @@ from aoti_debug.common.yamlio import load_yaml
 
 DATA = Path(__file__).parent.parent / "data" / "clean.yaml"
 ANSI = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+# An ANSI color code written out in an escaped string: \x1b[31m, \u001b[0m, \033[1m.
+ESCAPED_ANSI = re.compile(rb"\\(?:x1b|u001[bB]|033|e)\[[0-?]{0,32}[ -/]{0,8}[@-~]")
+# The escapes of such a string, read left to right (an escaped backslash before an n is no line break).
+ESCAPE = re.compile(rb"\\([\"'\\nrt])")
+ESCAPES = {b"n": b"\n", b"t": b"\t", b"r": b"", b'"': b'"', b"'": b"'", b"\\": b"\\"}
 
 
 class CleanRule(BaseModel):
@@ -29,6 +35,7 @@ class CleanRule(BaseModel):
 class CleanData(BaseModel):
     model_config = ConfigDict(extra="forbid")
     prefixes: list[CleanRule]
+    json_fields: list[str] = Field(default_factory=list, description="A JSON log line's message, first found")
     ignore: list[CleanRule]
 
 
@@ -73,12 +80,33 @@ class _Chunks:
 
 
 def normalize_chunk(chunk: bytes) -> bytes:
-    """Strip ANSI escapes and turn CRLF and lone CR into LF (cheap no-op when absent)."""
+    """Strip ANSI escapes and turn CRLF and lone CR into LF (cheap no-op when absent). A log pasted as an escaped
+    string (a repr, a JSON value: its lines joined by a literal backslash-n, far more of them than real line breaks)
+    gets its line breaks, tabs and escaped ANSI codes back."""
+    if chunk.count(b"\n", 0, 1 << 16) < 16 and b"\\n" in chunk:  # few line breaks: counted in full only then
+        escaped = chunk.count(b"\\n")
+        if escaped > 1 and escaped > 4 * chunk.count(b"\n"):
+            chunk = ESCAPE.sub(lambda m: ESCAPES[m.group(1)], ESCAPED_ANSI.sub(b"", chunk))
     if b"\x1b" in chunk:
         chunk = ANSI.sub(b"", chunk)
     if b"\r" in chunk:
         chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     return chunk
+
+
+def json_message(line: str) -> str:
+    """The message of a line that is one JSON log record (a field of clean.yaml's json_fields), else the line."""
+    if not (line.startswith("{") and line.endswith("}")):
+        return line
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return line
+    if isinstance(record, dict):
+        for name in load()[0].json_fields:
+            if isinstance(value := record.get(name), str):
+                return value.rstrip("\n").rstrip(" \t")
+    return line
 
 
 def strip_prefixes(line: str) -> str:
@@ -101,8 +129,9 @@ def ignored_by(line: str) -> str | None:
 def clean_line(raw: str) -> str | None:
     """A candidate line ready for rule regexes, or None when it is boilerplate."""
     # Trailing blanks (a terminal's padded lines, a quoted log) would defeat every rule anchored at the line's end.
-    text = raw.rstrip("\n").strip("\x00").rstrip(" \t")
+    text = json_message(raw.rstrip("\n").strip("\x00").rstrip(" \t"))
     line = strip_prefixes(text)
-    if line.endswith("`") and text.count("`") > line.count("`"):  # inline code: its opening tick went as a prefix
-        line = line.rstrip("`").rstrip(" \t")
+    for mark in "`'\"":  # inline code or a quoted string: its opening mark went as a prefix, the closing one goes too
+        if line.endswith(mark) and text.count(mark) > line.count(mark):
+            line = line.rstrip(mark).rstrip(" \t")
     return None if ignored_by(line) else line
