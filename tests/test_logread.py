@@ -46,12 +46,18 @@ def test_a_json_log_record_is_read_as_its_message() -> None:
     record = '{"log":"RuntimeError: CUDA error: an illegal memory access was encountered\\n","stream":"stderr"}'
     assert logread.clean_line(record) == "RuntimeError: CUDA error: an illegal memory access was encountered"
     assert logread.clean_line('{"level": 3}') == '{"level": 3}'  # no message field: the line as it is
+    # docker run -t writes the tty's CRLF and colors into the record
+    colored = '{"log":"\\u001b[31mSegmentation fault (core dumped)\\u001b[0m\\r\\n"}'
+    assert logread.clean_line(colored) == "Segmentation fault (core dumped)"
 
 
 def test_a_log_pasted_as_an_escaped_string_gets_its_lines_back() -> None:
     lines = ["Traceback (most recent call last):", '  File "x.py", line 1', "OSError: it's C:\\new\\x.so"]
     raw = repr("\n".join(lines) + "\n").encode()  # one line: 'Traceback ...\n  File "x.py" ...\n'
     assert logread.normalize_chunk(raw).decode().split("\n")[1:3] == lines[1:]
+    # a log of Windows paths is no escaped string, though C:\\Users\\nick holds a backslash-n
+    paths = rb'OSError: [WinError 126] Error loading "C:\Users\nick\lib\torch\lib\nvfuser_codegen.dll"'
+    assert logread.normalize_chunk(paths) == paths
     # a log with real line breaks keeps a literal backslash-n it prints
     assert logread.normalize_chunk(b"a\nprint('x\\n')\nb\n") == b"a\nprint('x\\n')\nb\n"
 

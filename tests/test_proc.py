@@ -13,7 +13,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from aoti_debug.runs import proc
+from aoti_debug.runs import proc, pump
 from aoti_debug.runs.proc import ProcSpec, run
 
 pytestmark = pytest.mark.spawns
@@ -238,3 +238,27 @@ def test_running_out_of_descriptors_after_the_start_leaves_no_descriptor_and_no_
     assert r.spawn_error and "Too many open files" in r.spawn_error
     assert len(os.listdir("/proc/self/fd")) == before
     assert_all_gone([int(pidfile.read_text())])
+
+
+def test_a_child_that_upper_cases_its_tty_output_leaves_no_marker_and_costs_no_wait(tmp_path) -> None:
+    r = run(ProcSpec(argv=["sh", "-c", "stty olcuc <&1; printf 'hello\\n'"], log_dir=tmp_path, timeout_s=30))
+    assert (tmp_path / "stdout.log").read_bytes() == b"HELLO\n" and r.duration_s < proc.DRAIN_S
+
+
+def test_no_selector_for_the_output_is_a_spawn_error_that_leaves_no_descriptor_and_no_child(tmp_path, monkeypatch):
+    pidfile = tmp_path / "pid"
+    before = len(os.listdir("/proc/self/fd"))
+
+    def no_selector() -> None:
+        deadline = time.monotonic() + 10
+        while not pidfile.exists() and time.monotonic() < deadline:  # the child is running
+            time.sleep(0.02)
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(pump.selectors, "DefaultSelector", no_selector)
+    r = run(ProcSpec(argv=["sh", "-c", f"echo $$ > {pidfile}; exec sleep 60"], timeout_s=30))
+    monkeypatch.undo()
+    assert r.spawn_error and "Too many open files" in r.spawn_error
+    assert len(os.listdir("/proc/self/fd")) == before
+    assert_all_gone([int(pidfile.read_text())])
+

@@ -68,7 +68,8 @@ class Classification(BaseModel):
         "the pattern usually happens (see phase_basis); null if none says"))
     phase_basis: phases.PhaseBasis | None = Field(default=None, description=(
         "What the phase rests on: 'marker' (a line of the log), 'pattern' (the winning pattern happens in that "
-        "phase only), 'usual' (no line says; where this pattern usually happens, a prior to confirm)"))
+        "phase only), 'usual' (no line says; where this pattern usually happens, a prior to confirm), 'observed' "
+        "(a tool saw it happen)"))
     alternatives: list[Alternative] = Field(default_factory=list, description=(
         "Next best patterns, up to 3, ranked by their regexes and weak cues (frames, file names, wrappers, "
         "exception types, the phase); 'unknown' comes last when the log shows no compiled model (no phase marker "
@@ -224,6 +225,7 @@ def observed(pattern: str, evidence: list[str], phase: phases.LogPhase | None = 
     is at line 0, not a line of the log."""
     g, rule = load_guides()[pattern], next(r for r in rules() if r.id == pattern)
     return Classification(pattern=pattern, title=g.title, summary=g.summary, confidence=STRONG, phase=phase,
+                          phase_basis="observed" if phase else None,
                           evidence=[Evidence(line=0, text=t, pattern=pattern, weight=STRONG) for t in evidence],
                           guide=_guide_ref(pattern), next_steps=rule.next_steps)
 

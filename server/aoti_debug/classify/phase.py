@@ -13,8 +13,9 @@ from aoti_debug.common.yamlio import load_model
 
 DATA = Path(__file__).parent.parent / "data" / "phases.yaml"
 LogPhase = Literal["export", "compile", "load", "run"]
-# What a reported phase rests on: a line of the log, the winning pattern's only phase, or where it usually happens.
-PhaseBasis = Literal["marker", "pattern", "usual"]
+# What a reported phase rests on: a line of the log, the winning pattern's only phase, where it usually happens, or a
+# tool that saw it happen (a diagnosis observed rather than read in a log).
+PhaseBasis = Literal["marker", "pattern", "usual", "observed"]
 # A rule's phases (guides' front matter) in the four words the classification reports.
 RULE_PHASE: dict[str, LogPhase] = {"export": "export", "lowering": "compile", "compile": "compile",
                                    "load": "load", "runtime": "run", "teardown": "run"}

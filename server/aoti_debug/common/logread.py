@@ -16,11 +16,14 @@ from aoti_debug.common.yamlio import load_yaml
 
 DATA = Path(__file__).parent.parent / "data" / "clean.yaml"
 ANSI = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+ANSI_TEXT = re.compile(ANSI.pattern.decode())
 # An ANSI color code written out in an escaped string: \x1b[31m, \u001b[0m, \033[1m.
 ESCAPED_ANSI = re.compile(rb"\\(?:x1b|u001[bB]|033|e)\[[0-?]{0,32}[ -/]{0,8}[@-~]")
 # The escapes of such a string, read left to right (an escaped backslash before an n is no line break).
 ESCAPE = re.compile(rb"\\([\"'\\nrt])")
 ESCAPES = {b"n": b"\n", b"t": b"\t", b"r": b"", b'"': b'"', b"'": b"'", b"\\": b"\\"}
+PAIR = re.compile(rb"\\(.)", re.DOTALL)
+VALID_ESCAPES = frozenset(bytes([c]) for c in b"nrtabfve0xuU\"'\\")  # what may follow a backslash in such a string
 
 
 class CleanRule(BaseModel):
@@ -83,15 +86,25 @@ def normalize_chunk(chunk: bytes) -> bytes:
     """Strip ANSI escapes and turn CRLF and lone CR into LF (cheap no-op when absent). A log pasted as an escaped
     string (a repr, a JSON value: its lines joined by a literal backslash-n, far more of them than real line breaks)
     gets its line breaks, tabs and escaped ANSI codes back."""
-    if chunk.count(b"\n", 0, 1 << 16) < 16 and b"\\n" in chunk:  # few line breaks: counted in full only then
-        escaped = chunk.count(b"\\n")
-        if escaped > 1 and escaped > 4 * chunk.count(b"\n"):
-            chunk = ESCAPE.sub(lambda m: ESCAPES[m.group(1)], ESCAPED_ANSI.sub(b"", chunk))
+    if chunk.count(b"\n", 0, 1 << 16) < 16 and b"\\n" in chunk and _escaped(chunk):
+        chunk = ESCAPE.sub(lambda m: ESCAPES[m.group(1)], ESCAPED_ANSI.sub(b"", chunk))
     if b"\x1b" in chunk:
         chunk = ANSI.sub(b"", chunk)
     if b"\r" in chunk:
         chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     return chunk
+
+
+def _escaped(chunk: bytes) -> bool:
+    """Whether a chunk with few line breaks is an escaped string: more escaped line breaks than four per real one,
+    and (read pair by pair) almost every backslash starts an escape. A Windows path's single backslashes
+    (C:\\Users\\nick) start none, so a log of paths is left as it is."""
+    escaped = chunk.count(b"\\n")
+    if escaped < 2 or escaped <= 4 * chunk.count(b"\n"):
+        return False
+    pairs = [m.group(1) for m in PAIR.finditer(chunk)]
+    bare = sum(c not in VALID_ESCAPES for c in pairs)
+    return bare * 10 <= len(pairs)
 
 
 def json_message(line: str) -> str:
@@ -104,8 +117,8 @@ def json_message(line: str) -> str:
         return line
     if isinstance(record, dict):
         for name in load()[0].json_fields:
-            if isinstance(value := record.get(name), str):
-                return value.rstrip("\n").rstrip(" \t")
+            if isinstance(value := record.get(name), str):  # a tty's CRLF and colors are in the record too
+                return ANSI_TEXT.sub("", value).rstrip("\r\n").rstrip(" \t")
     return line
 
 

@@ -256,7 +256,16 @@ def run(
             result.spawn_error = f"{type(exc).__name__}: {exc}"
             return result
         tree = Tree(proc.pid, token)
-        pump = Pump(out_fd, err_fd, out, err, slave_fd, proc.pid)
+        try:
+            pump = Pump(out_fd, err_fd, out, err, slave_fd, proc.pid)
+        except OSError as exc:  # out of descriptors for the selector: the started child goes, its fds too
+            for fd in (out_fd, err_fd, slave_fd):
+                if fd is not None:
+                    os.close(fd)
+            tree.kill(proc)
+            proctree.unregister(proc.pid)
+            result.spawn_error = f"{type(exc).__name__}: {exc}"
+            return result
         try:
             _supervise(proc, pump, spec, result, start, cancel, on_progress)
         finally:  # also on KeyboardInterrupt: no child outlives the wrapper

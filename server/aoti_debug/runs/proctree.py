@@ -31,6 +31,8 @@ SHIM = ("import os,sys\ntry:\n import ctypes;ctypes.CDLL(None).prctl(36,1,0,0,0)
         "a=sys.argv[1:]\ntry:\n os.execvp(a[0],a)\nexcept OSError as e:\n"
         " sys.stderr.write('cannot run %r: %s\\n'%(a[0],e.strerror));os._exit(127)")
 FREEZE_ROUNDS = 20
+# After SIGKILL, how long to wait for the killed to die before going on (they normally do within milliseconds).
+DEAD_WAIT_S = 1.0
 # Leaders of live runs (never taken for orphans) and whether this process adopts orphans (adopt_orphans()).
 _leaders: set[int] = set()
 leaders_lock = threading.Lock()
@@ -138,6 +140,7 @@ class Tree:
         pids = self.freeze(pids)
         _signal_all(self.leader, pids, signal.SIGKILL)
         proc.wait()
+        _wait_dead(pids)
         _reap(pids)
 
     def kill_leftovers(self) -> int:
@@ -151,6 +154,7 @@ class Tree:
         if found:
             pids = self.freeze(pids)
         _signal_all(self.leader, pids, signal.SIGKILL)
+        _wait_dead(pids)
         # Adopted orphans that ended by themselves are zombies (not in found): collect them too.
         _reap(found | pids | (self.find() if _adopting[0] else set()))
         return len(found)
@@ -202,6 +206,14 @@ def _signal_all(pgid: int, extra: set[int], sig: int) -> None:
             os.kill(pid, sig)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+def _wait_dead(pids: set[int]) -> None:
+    """Until every killed process has died (a zombie or gone), at most DEAD_WAIT_S: SIGKILL takes effect when the
+    process next runs, and one that is not our child cannot be waited for."""
+    until = time.monotonic() + DEAD_WAIT_S
+    while (pids := {p for p in pids if _alive(p)}) and time.monotonic() < until:
+        time.sleep(0.005)
 
 
 def _alive(pid: int) -> bool:

@@ -44,14 +44,20 @@ class Pump:
                  pid: int | None = None) -> None:
         self.out_fd, self.err_fd, self.out, self.err = out_fd, err_fd, out, err
         self.slave_fd = slave_fd
-        self.exit_fd = _exit_fd(pid) if pid is not None and slave_fd is not None else None
         self.sel = selectors.DefaultSelector()
-        for fd in (out_fd, err_fd):
-            self.sel.register(fd, selectors.EVENT_READ)
-        self.ready = select.poll()  # not select.select: a long-lived server's descriptors may pass 1024
-        self.ready.register(out_fd, select.POLLIN)
-        if self.exit_fd is not None:  # the pty stays open after the exit (the parent holds it): wake for the exit
-            self.sel.register(self.exit_fd, selectors.EVENT_READ)
+        self.exit_fd = _exit_fd(pid) if pid is not None and slave_fd is not None else None
+        try:
+            for fd in (out_fd, err_fd):
+                self.sel.register(fd, selectors.EVENT_READ)
+            self.ready = select.poll()  # not select.select: a long-lived server's descriptors may pass 1024
+            self.ready.register(out_fd, select.POLLIN)
+            if self.exit_fd is not None:  # the pty stays open after the exit (the parent holds it): wake for it
+                self.sel.register(self.exit_fd, selectors.EVENT_READ)
+        except BaseException:  # the caller closes the streams' fds; what was made here goes now
+            self.sel.close()
+            if self.exit_fd is not None:
+                os.close(self.exit_fd)
+            raise
 
     @property
     def open(self) -> bool:
@@ -101,7 +107,8 @@ class Pump:
             self.exit_fd = None
         if self.slave_fd is None:
             return
-        marker = f"<aoti-debug-settle-{secrets.token_hex(8)}>".encode()
+        # upper case, digits and dashes only: a child may have set the tty to upper-case its output (stty olcuc)
+        marker = f"<AOTI-DEBUG-SETTLE-{secrets.token_hex(8).upper()}>".encode()
         pending, held = marker, bytearray()  # the slave end is non-blocking: a grandchild filling the pty waits
         while self.out_fd in self.sel.get_map() and time.monotonic() < until:
             if pending:
