@@ -3,7 +3,8 @@
 Each corpus case (tests/corpus/cases.jsonl) is classified as quoted, then rewritten in one format at a time: CRLF
 line ends, ANSI colors, CI timestamps, `gh run view --log` (job, step, timestamp), a markdown quote, HTML escaping,
 `cat -n`, torchrun's rank prefix, docker compose's service column, one JSON record per line (docker's json-file,
-kubectl), and the whole log as an escaped string (a Python repr: literal backslash-n between lines). Printed per
+kubectl), the whole log as an escaped string (a Python repr: literal backslash-n between lines), and a notebook's
+saved traceback (one colored JSON string per line). Printed per
 format: top-1 against the label, and the share classified exactly as the plain text (the reference).
 
     PYTHONPATH=server python benchmarks/classify_formats.py [--split dev|test]   (test: these aggregates only)
@@ -42,6 +43,7 @@ FORMATS: dict[str, Callable[[str], str]] = {
     "docker compose": _lines(lambda i, line: f"worker-1  | {line}"),
     "json records": _lines(lambda i, line: json.dumps({"log": line + "\n", "stream": "stderr"})),
     "escaped string": repr,
+    "notebook traceback": _lines(lambda i, line: "      " + json.dumps(f"\x1b[0;31m{line}\x1b[0m") + ","),
 }
 
 

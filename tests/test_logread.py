@@ -65,3 +65,9 @@ def test_a_log_pasted_as_an_escaped_string_gets_its_lines_back() -> None:
 def test_a_line_quoted_as_a_string_loses_both_quotes() -> None:
     assert logread.clean_line("'Segmentation fault (core dumped)'") == "Segmentation fault (core dumped)"
 
+
+def test_a_notebooks_saved_traceback_line_is_read_as_its_string() -> None:
+    item = '      "\\u001b[0;31mRuntimeError\\u001b[0m: CUDA error: an illegal memory access was encountered",'
+    assert logread.clean_line(item) == "RuntimeError: CUDA error: an illegal memory access was encountered"
+    assert logread.clean_line('"not json \\q",') == '"not json \\q",'  # not a JSON string: as it is
+

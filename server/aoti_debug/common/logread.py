@@ -108,14 +108,22 @@ def _escaped(chunk: bytes) -> bool:
 
 
 def json_message(line: str) -> str:
-    """The message of a line that is one JSON log record (a field of clean.yaml's json_fields), else the line."""
-    if not (line.startswith("{") and line.endswith("}")):
+    """The message of a line that is one JSON log record (a field of clean.yaml's json_fields) or one JSON string
+    of an array (a notebook's saved traceback: `"\\u001b[0;31mRuntimeError\\u001b[0m: ...",`), else the line."""
+    text = line.lstrip(" \t")
+    if text.startswith("{") and text.endswith("}"):
+        kind = dict
+    elif text.startswith('"') and text.endswith(('"', '",')):
+        kind, text = str, text.removesuffix(",")
+    else:
         return line
     try:
-        record = json.loads(line)
+        record = json.loads(text)
     except ValueError:
         return line
-    if isinstance(record, dict):
+    if kind is str and isinstance(record, str):
+        return ANSI_TEXT.sub("", record).rstrip("\r\n").rstrip(" \t")
+    if kind is dict and isinstance(record, dict):
         for name in load()[0].json_fields:
             if isinstance(value := record.get(name), str):  # a tty's CRLF and colors are in the record too
                 return ANSI_TEXT.sub("", value).rstrip("\r\n").rstrip(" \t")
