@@ -45,5 +45,5 @@ class Watch:
             if not self.seen:
                 window = tail + chunk[:keep] if tail else b""  # a word cut by the chunk boundary
                 self.seen = any(w in chunk or w in window for w in self.words)
-                tail = (tail + chunk)[-keep:]
+                tail = (tail + chunk[-keep:])[-keep:]  # not tail + chunk: that copies every chunk
             yield chunk

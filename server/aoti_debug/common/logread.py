@@ -121,13 +121,11 @@ def json_message(line: str) -> str:
         record = json.loads(text)
     except ValueError:
         return line
-    if kind is str and isinstance(record, str):
-        return ANSI_TEXT.sub("", record).rstrip("\r\n").rstrip(" \t")
     if kind is dict and isinstance(record, dict):
-        for name in load()[0].json_fields:
-            if isinstance(value := record.get(name), str):  # a tty's CRLF and colors are in the record too
-                return ANSI_TEXT.sub("", value).rstrip("\r\n").rstrip(" \t")
-    return line
+        record = next((v for name in load()[0].json_fields if isinstance(v := record.get(name), str)), None)
+    if not isinstance(record, str):
+        return line
+    return ANSI_TEXT.sub("", record).rstrip("\r\n").rstrip(" \t")  # a tty's CRLF and colors are in it too
 
 
 def strip_prefixes(line: str) -> str:

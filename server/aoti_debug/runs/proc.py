@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import fcntl
 import os
 import pty
 import secrets
 import shutil
-import signal
 import subprocess
 import termios
 import threading
@@ -175,18 +173,21 @@ def _spawn(spec: ProcSpec, token: str) -> tuple[subprocess.Popen[bytes], int, in
         if slave is not None:
             slave = own_slave_end(slave)
     except BaseException:  # out of descriptors after the start: no fd and no child is left behind
-        for fd in (master, slave, *fds):
-            if fd is not None:
-                os.close(fd)
         for pipe in (proc.stdout, proc.stderr):
             if pipe is not None:
                 pipe.close()
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        proctree.unregister(proc.pid)
+        _abandon(proc, token, (master, slave, *fds))
         raise
     return proc, out_fd, err_fd, slave
+
+
+def _abandon(proc: subprocess.Popen[bytes], token: str, fds: tuple[int | None, ...]) -> None:
+    """A child that started but cannot be supervised (no descriptor left): close its fds, kill its tree, forget it."""
+    for fd in fds:
+        if fd is not None:
+            os.close(fd)
+    Tree(proc.pid, token).kill(proc)
+    proctree.unregister(proc.pid)
 
 
 def _supervise(proc: subprocess.Popen, pump: Pump, spec: ProcSpec, result: ProcResult, start: float,
@@ -259,11 +260,7 @@ def run(
         try:
             pump = Pump(out_fd, err_fd, out, err, slave_fd, proc.pid)
         except OSError as exc:  # out of descriptors for the selector: the started child goes, its fds too
-            for fd in (out_fd, err_fd, slave_fd):
-                if fd is not None:
-                    os.close(fd)
-            tree.kill(proc)
-            proctree.unregister(proc.pid)
+            _abandon(proc, token, (out_fd, err_fd, slave_fd))
             result.spawn_error = f"{type(exc).__name__}: {exc}"
             return result
         try:
