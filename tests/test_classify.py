@@ -349,6 +349,40 @@ def test_another_engines_failure_with_no_word_of_torch_is_unknown_and_names_what
     assert classify_text(frame + text + "\n").pattern == reads_like
 
 
+# A Triton kernel a project wrote and launched itself, quoted from https://github.com/triton-lang/triton/issues/5205
+# (Liger-Kernel's SwiGLU given a tensor left on the CPU), and Triton's own launcher build failing on Windows, quoted
+# from https://github.com/woct0rdho/triton-windows/issues/83.
+LIGER_CPU = """\
+  File "/home/coder/Liger-Kernel/src/liger_kernel/ops/swiglu.py", line 74, in swiglu_forward
+    _swiglu_forward_kernel[(n_rows,)](
+  File "/usr/local/lib/python3.11/site-packages/triton/runtime/jit.py", line 345, in <lambda>
+    return lambda *args, **kwargs: self.run(grid=grid, warmup=False, *args, **kwargs)
+  File "/usr/local/lib/python3.11/site-packages/triton/runtime/jit.py", line 691, in run
+    kernel.run(grid_0, grid_1, grid_2, stream, kernel.function, kernel.packed_metadata, launch_metadata,
+ValueError: Pointer argument (at 0) cannot be accessed from Triton (cpu tensor?)
+"""
+TRITON_NO_PYTHON_H = """\
+C:\\Users\\AnY\\AppData\\Local\\Temp\\tmp_z9f6r7d\\cuda_utils.c(12): fatal error C1083: Cannot open include file: \
+'Python.h': No such file or directory
+  File "H:\\ComfyUI128\\python_embeded\\Lib\\site-packages\\triton\\runtime\\jit.py", line 330, in <lambda>
+    return lambda *args, **kwargs: self.run(grid=grid, warmup=False, *args, **kwargs)
+"""
+
+
+def test_a_triton_kernel_launched_by_tritons_own_jit_with_no_word_of_inductor_is_not_ours() -> None:
+    alone = classify_text(LIGER_CPU)
+    assert alone.pattern == "unknown" and alone.confidence == 0.5 and alone.next_steps == []
+    assert alone.alternatives[0].pattern == "input_device_mismatch"
+    assert alone.evidence[0].pattern == "unknown" and "triton/runtime/jit.py" in alone.evidence[0].text
+    assert alone.summary.startswith("A Triton kernel the program launched itself")
+    assert f"line {alone.evidence[0].line} is a frame of Triton's JIT" in alone.summary
+    # under torch.compile (an Inductor frame above it) the same lines are ours again
+    frame = '  File "/v/site-packages/torch/_inductor/runtime/triton_heuristics.py", line 1079, in run\n'
+    assert classify_text(frame + LIGER_CPU).pattern == "input_device_mismatch"
+    # the toolchain Triton needs is the environment's, whoever launched the kernel
+    assert classify_text(TRITON_NO_PYTHON_H).pattern == "toolchain_setup"
+
+
 def test_a_word_of_torch_cut_by_a_chunk_boundary_still_makes_the_log_pytorchs() -> None:
     frame = '  File "/v/site-packages/torch/nn/modules/module.py", line 1751, in _call_impl\n'
     data = (frame + TRT_SHAPE + "\n").encode()

@@ -130,10 +130,13 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     hits = [Hits.of(r) for r in rule_list]
     marks = Hits(list(phases.markers()), 0)  # every marker is a cue: it says the phase and may mark a compiled model
     excs = Hits(list(phases.exception_cues()), len(phases.exception_cues()))
-    engines, torch_seen = Hits(list(context.engines()), 0), context.Watch()
+    engines, kin = Hits(context.engines(), 0), context.owners()
+    ours = {o.name: context.Watch(o.ours) for o in context.outsiders()}
+    for watch in ours.values():
+        chunks = watch(chunks)
     matcher = Matcher([h.patterns for h in hits] + [marks.patterns, excs.patterns, engines.patterns],
                       key=load_guides())
-    nlines, nbytes, blank = matcher.scan(torch_seen(chunks), [*hits, marks, excs, engines])
+    nlines, nbytes, blank = matcher.scan(chunks, [*hits, marks, excs, engines])
     if blank:
         raise BadInput("the log is empty: pass the full output of the failing run (stdout and stderr)")
     sig = signal_name(exit_status)
@@ -149,9 +152,10 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
         cause_printed = any(sc >= DECISIVE for pid, (sc, _) in scored.items() if pid != "segfault_no_message")
         scored["segfault_no_message"] = (max(seg_score, DECISIVE if cause_printed else STRONG), seg)
     score, win = _winner(scored)
-    # Another engine's log (its own lines and no word of PyTorch, so no compiled model either, whatever frame or cue
-    # matched): what it reads like is only an alternative, since none of our fixes applies to that engine's failure.
-    foreign = None if torch_seen.seen else next(iter(engines.evidence(cues=True)), None)
+    # An outsider's log (another engine's lines and no word of PyTorch; a Triton kernel launched by Triton's own JIT
+    # and no word of Inductor): what it reads like is only an alternative, since none of our fixes applies to it.
+    foreign = next((e for e in engines.evidence(cues=True)
+                    if not ours[kin[e[0]].name].seen and win.rule.id not in kin[e[0]].keeps), None)
     if foreign is not None:
         score, win = 0.0, scored["unknown"][1]
     seen = [(line, idx) for idx, line, _t, _g in marks.evidence(cues=True)]
@@ -202,8 +206,7 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
             idx, line, text, _groups = foreign
             confidence = UNKNOWN_MAX
             reads = ", ".join(h.rule.id for _s, h in others)
-            summary = (f"Another engine's failure, not a PyTorch one: line {line} comes from "
-                       f"{engines.patterns[idx].note}, and no line names torch, so no AOTI fix applies."
+            summary = (kin[idx].says.format(line=line, note=engines.patterns[idx].note)
                        + (f" It reads like: {reads}." if reads else ""))
             read = [e for _s, h in others for e in _evidence(h, 1) or _evidence(h, 1, cues=True) if e.line > 0]
             evidence = [Evidence(line=line, text=text, pattern="unknown", weight=engines.patterns[idx].weight),
