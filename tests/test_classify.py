@@ -383,6 +383,33 @@ def test_a_triton_kernel_launched_by_tritons_own_jit_with_no_word_of_inductor_is
     assert classify_text(TRITON_NO_PYTHON_H).pattern == "toolchain_setup"
 
 
+# A user's own CMake project against libtorch, quoted from https://github.com/pytorch/pytorch/issues/121287, and an
+# extension's wheel built by pip, quoted from https://github.com/oobabooga/textgen/issues/2836.
+CMAKE_OPENMP = """\
+[ 50%] Building CXX object CMakeFiles/example-app.dir/example-app.cpp.o
+clang: error: unsupported option '-fopenmp'
+make[2]: *** [CMakeFiles/example-app.dir/example-app.cpp.o] Error 1
+"""
+PIP_MSVC = """\
+  Building wheel for quant-cuda (setup.py) ... error
+  error: subprocess-exited-with-error
+      building 'quant_cuda' extension
+      error: Microsoft Visual C++ 14.0 or greater is required. Get it with "Microsoft C++ Build Tools": \
+https://visualstudio.microsoft.com/visual-cpp-build-tools/
+"""
+
+
+@pytest.mark.parametrize("text", [CMAKE_OPENMP, PIP_MSVC])
+def test_a_build_of_the_programs_own_native_code_with_no_word_of_inductor_is_not_ours(text) -> None:
+    alone = classify_text(text)
+    assert alone.pattern == "unknown" and alone.confidence == 0.5 and alone.next_steps == []
+    assert alone.alternatives[0].pattern == "toolchain_setup"
+    assert alone.summary.startswith("A build of the program's own native code")
+    # the same compiler failure with Inductor's compile above it is ours
+    frame = '  File "/v/site-packages/torch/_inductor/cpp_builder.py", line 341, in run_compile_cmd\n'
+    assert classify_text(frame + text).pattern == "toolchain_setup"
+
+
 def test_a_word_of_torch_cut_by_a_chunk_boundary_still_makes_the_log_pytorchs() -> None:
     frame = '  File "/v/site-packages/torch/nn/modules/module.py", line 1751, in _call_impl\n'
     data = (frame + TRT_SHAPE + "\n").encode()
