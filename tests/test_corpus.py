@@ -75,14 +75,15 @@ def test_the_held_out_split_stays_above_its_measured_floor() -> None:
 
 # What share of torch's own AOTI/Inductor failure messages route to the pattern a person chose (measured, not a
 # target; benchmarks/source_strings.py): a change that loses them fails here.
-SOURCE_ROUTED_FLOOR = 0.485  # 2029 messages, 2026-11-26: 0.490 (0.483 before the rules written from the fifth harvest,
-# whose 822 alone routed 0.291); the 1207 before it: 0.613
+SOURCE_ROUTED_FLOOR = 0.475  # 2328 messages, 2026-11-26: 0.479 before rules were written from the sixth harvest (its
+# 299 alone: 0.408); the 2029 before it: 0.490 (0.483 before the fifth harvest's rules)
 
 
 def test_every_source_string_names_its_file_and_a_pattern_or_benign() -> None:
     mod = byfile.load("benchmarks/source_strings.py")
     roots = ("torch/", "aten/", "c10/", "triton/", "executorch/", "glibc/", "cpython/", "gcc/", "llvm/",
-             "cuda-runtime/")
+             "cuda-runtime/", "cuda-toolkit/", "binutils/", "msvc/", "vllm/", "torchvision/", "torchaudio/", "torio/",
+             "xformers/", "flash-attention/", "bitsandbytes/", "apex/", "torchao/")
     bad = [e for e in mod.load() if list(e) != ["string", "file", "raise", "means", "pattern"]
            or e["pattern"] not in {*PATTERN_IDS, "benign"} or not e["file"].startswith(roots)]
     assert bad == []
