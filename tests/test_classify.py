@@ -410,6 +410,59 @@ def test_a_build_of_the_programs_own_native_code_with_no_word_of_inductor_is_not
     assert classify_text(frame + text).pattern == "toolchain_setup"
 
 
+# Real output recorded here on 2026-11-26: g++ 12.2.0 (Debian) -Wall linking two files that define one global, and
+# GNU Make 4.3 running a target that runs a program (exit 3). A CUDA fault quoted from
+# https://github.com/pytorch/pytorch/issues/95542 and an OOM from https://github.com/stochasticai/xTuring/issues/140.
+GPP_DUP = """\
+a.cpp: In function \u2018int main()\u2019:
+a.cpp:2:18: warning: unused variable \u2018y\u2019 [-Wunused-variable]
+    2 | int main() { int y; return 0; }
+      |                  ^
+/usr/bin/ld: /tmp/cczRRBgG.o:(.data+0x0): multiple definition of `x'; /tmp/ccWJkT2A.o:(.data+0x0): first defined here
+collect2: error: ld returned 1 exit status
+"""
+MAKE_RUN = "make: *** [Makefile:2: run] Error 3\n"
+IMA_95542 = "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+OOM_XTURING = ("OutOfMemoryError: CUDA out of memory. Tried to allocate 44.00 MiB (GPU 0; 10.75 GiB total capacity; "
+               "9.40 GiB already allocated; 58.62 MiB free; 9.76 GiB reserved in total by PyTorch)\n")
+
+
+def test_a_plain_gcc_link_failure_shows_no_compiled_model_though_gcc_names_the_function() -> None:
+    # gcc's context line ranks the compiler but marks no compiled model, so the linker's aoti_only line only ranks
+    plain = classify_text(GPP_DUP)
+    assert plain.pattern == "unknown" and "cpp_compile_error" in [a.pattern for a in plain.alternatives]
+
+
+def test_a_make_target_that_runs_a_program_is_no_build_and_a_builds_oom_keeps_its_class() -> None:
+    assert classify_text(IMA_95542 + MAKE_RUN).pattern == "cuda_illegal_memory_access"
+    assert classify_text(CMAKE_OPENMP + OOM_XTURING).pattern == "out_of_memory"  # the hardware's, whoever runs
+
+
+def test_the_triton_outsider_decides_however_many_lines_of_another_outsider_follow() -> None:
+    frame = '  File "/v/site-packages/torch/nn/modules/module.py", line 1751, in _call_impl\n'
+    crowded = classify_text(LIGER_CPU + (TRT_SHAPE + "\n") * 10 + frame)  # TensorRT's lines, defused by the frame
+    assert crowded.pattern == "unknown" and crowded.summary.startswith("A Triton kernel the program launched itself")
+    # with no torch word, the outsider whose line comes first names the log
+    both = classify_text(TRT_SHAPE + "\n" + LIGER_CPU)
+    assert both.pattern == "unknown" and both.summary.startswith("Another engine's failure")
+
+
+def test_an_outsiders_keeps_are_what_lets_its_pattern_stand(monkeypatch) -> None:
+    from aoti_debug.classify import context
+    triton = next(o for o in context.outsiders() if o.name == "triton")
+    assert classify_text(TRITON_NO_PYTHON_H).pattern == "toolchain_setup"
+    monkeypatch.setattr(triton, "keeps", [])
+    assert classify_text(TRITON_NO_PYTHON_H).pattern == "unknown"
+
+
+def test_a_word_of_inductor_cut_by_a_chunk_boundary_still_makes_a_triton_launch_ours() -> None:
+    frame = '  File "/v/site-packages/torch/_inductor/runtime/triton_heuristics.py", line 1079, in run\n'
+    data = (frame + LIGER_CPU).encode()
+    cut = data.index(b"inductor") + 3
+    assert classify_chunks([data[:cut], data[cut:]]).pattern == "input_device_mismatch"
+    assert classify_chunks([data[data.index(b"  File \"/home"):]]).pattern == "unknown"
+
+
 def test_a_word_of_torch_cut_by_a_chunk_boundary_still_makes_the_log_pytorchs() -> None:
     frame = '  File "/v/site-packages/torch/nn/modules/module.py", line 1751, in _call_impl\n'
     data = (frame + TRT_SHAPE + "\n").encode()

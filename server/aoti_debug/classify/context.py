@@ -1,17 +1,19 @@
 """Whose failure a log shows (data/engines.yaml): code that fails outside a compiled model, in words that read like
-one of our patterns (another ML runtime, a Triton kernel the program launched itself), each known by lines only it
-prints; and the words that are a sign of a compiled PyTorch model after all. A log with an outsider's line and none
-of its words is that outsider's failure."""
+one of our patterns (another ML runtime, a Triton kernel the program launched itself, a build of its own native code),
+each known by lines only it prints; and the words that are a sign of a compiled PyTorch model after all. A log with an
+outsider's line and none of its words is that outsider's failure, unless the outsider keeps the diagnosis."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from aoti_debug.classify.guides import Pattern
+from aoti_debug.classify.guides import PATTERN_IDS, Pattern
+from aoti_debug.classify.logscan import Hits
 from aoti_debug.common.yamlio import load_model
 
 DATA = Path(__file__).parent.parent / "data" / "engines.yaml"
@@ -23,13 +25,26 @@ class Outsider(BaseModel):
     says: str = Field(description="The summary of its failure: {line} the line's number, {note} its note")
     ours: list[str] = Field(min_length=1, description="Words that anywhere in the log make it ours after all")
     lines: list[Pattern] = Field(min_length=1, description="Lines only it prints")
-    keeps: list[str] = Field(default_factory=list, description=(
-        "Patterns that stay the diagnosis in its log: the environment's, whoever runs (a toolchain's set-up)"))
+    keeps: list[Literal[PATTERN_IDS]] = Field(  # type: ignore[valid-type]
+        default_factory=list, description=(
+            "Patterns that stay the diagnosis in its log: the environment's or the hardware's, whoever runs"))
+
+    @model_validator(mode="after")
+    def _says_formats(self) -> Outsider:
+        self.says.format(line=1, note="")  # a stray {field} fails when the data loads, not when a log is classified
+        return self
 
 
 class _Outsiders(BaseModel):
     model_config = ConfigDict(extra="forbid")
     outsiders: list[Outsider] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique(self) -> _Outsiders:
+        names = [o.name for o in self.outsiders]
+        if len(set(names)) != len(names):
+            raise ValueError(f"outsider names repeat: {names}")
+        return self
 
 
 @cache
@@ -47,6 +62,24 @@ def owners() -> list[Outsider]:
     return [o for o in outsiders() for _ in o.lines]
 
 
+def watches() -> dict[str, Watch]:
+    """A fresh watch of each outsider's words, by its name."""
+    return {o.name: Watch(o.ours) for o in outsiders()}
+
+
+def foreign(lines: Hits, seen: dict[str, Watch], winner: str) -> tuple[Outsider, int, int, str] | None:
+    """The outsider whose failure the log is, with its first line (regex index, line number, text): of the outsiders
+    that printed a line, whose words the log does not hold and that do not keep the winning pattern, the one whose
+    first line comes first; None when there is none."""
+    kin = owners()
+    found = [(hits[0][0], idx, hits[0][1]) for idx, hits in lines.first.items()  # each regex's first hit
+             if hits and not seen[kin[idx].name].seen and winner not in kin[idx].keeps]
+    if not found:
+        return None
+    line, idx, text = min(found)
+    return kin[idx], idx, line, text
+
+
 class Watch:
     """Passes a log's chunks on and notes whether any of them holds one of the words (searched until the first is
     found)."""
@@ -56,11 +89,12 @@ class Watch:
         self.seen = False
 
     def __call__(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
-        keep = max(map(len, self.words)) - 1
+        keep = max(map(len, self.words)) - 1  # a word cut by a chunk boundary: its first part is in the last bytes
         tail = b""
         for chunk in chunks:
             if not self.seen:
-                window = tail + chunk[:keep] if tail else b""  # a word cut by the chunk boundary
+                window = tail + chunk[:keep] if tail else b""
                 self.seen = any(w in chunk or w in window for w in self.words)
-                tail = (tail + chunk[-keep:])[-keep:]  # not tail + chunk: that copies every chunk
+                if keep:
+                    tail = (tail + chunk[-keep:])[-keep:]  # not tail + chunk: that copies every chunk
             yield chunk

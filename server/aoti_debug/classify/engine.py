@@ -58,7 +58,8 @@ class Classification(BaseModel):
     summary: str = Field(description="What the pattern is; for 'unknown', what was seen (weak cues, the phase)")
     confidence: float = Field(ge=0, le=1, description=(
         "Noisy-OR of the weights of the winner's matched regexes; for 'unknown', at most 0.5 and lower the "
-        "more weak cues point at a pattern (0.5 for another engine's log, whatever it reads like); for a best "
+        "more weak cues point at a pattern (0.5 for an outsider's log: another engine's, a hand-written Triton "
+        "kernel's or a native build's, whatever it reads like); for a best "
         "guess from agreeing weak cues (no decisive line), at most "
         "0.45 and the summary says so"))
     phase: phases.LogPhase | None = Field(default=None, description=(
@@ -78,7 +79,8 @@ class Classification(BaseModel):
     fields: dict[str, str] = Field(default_factory=dict, description="Values the rule captured")
     guide: GuideRef
     next_steps: list[NextStep] = Field(default_factory=list, description=(
-        "The guide's steps to take next, in order (none for another engine's log: no AOTI tool applies)"))
+        "The guide's steps to take next, in order (none for an outsider's log, another engine's, a hand-written Triton "
+        "kernel's or a native build's: no AOTI tool applies)"))
     lines_scanned: int = 0
     bytes_scanned: int = 0
 
@@ -130,8 +132,7 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     hits = [Hits.of(r) for r in rule_list]
     marks = Hits(list(phases.markers()), 0)  # every marker is a cue: it says the phase and may mark a compiled model
     excs = Hits(list(phases.exception_cues()), len(phases.exception_cues()))
-    engines, kin = Hits(context.engines(), 0), context.owners()
-    ours = {o.name: context.Watch(o.ours) for o in context.outsiders()}
+    engines, ours = Hits(context.engines(), 0), context.watches()
     for watch in ours.values():
         chunks = watch(chunks)
     matcher = Matcher([h.patterns for h in hits] + [marks.patterns, excs.patterns, engines.patterns],
@@ -152,10 +153,10 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
         cause_printed = any(sc >= DECISIVE for pid, (sc, _) in scored.items() if pid != "segfault_no_message")
         scored["segfault_no_message"] = (max(seg_score, DECISIVE if cause_printed else STRONG), seg)
     score, win = _winner(scored)
-    # An outsider's log (another engine's lines and no word of PyTorch; a Triton kernel launched by Triton's own JIT
-    # and no word of Inductor): what it reads like is only an alternative, since none of our fixes applies to it.
-    foreign = next((e for e in engines.evidence(cues=True)
-                    if not ours[kin[e[0]].name].seen and win.rule.id not in kin[e[0]].keeps), None)
+    # An outsider's log (another engine's lines and no word of PyTorch; a Triton kernel launched by Triton's own JIT,
+    # or a build of the program's own code, and no word of Inductor): what it reads like is only an alternative, since
+    # none of our fixes applies to it, unless the outsider keeps that pattern (the hardware's, the environment's).
+    foreign = context.foreign(engines, ours, win.rule.id)
     if foreign is not None:
         score, win = 0.0, scored["unknown"][1]
     seen = [(line, idx) for idx, line, _t, _g in marks.evidence(cues=True)]
@@ -202,11 +203,11 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
         confidence = round(UNKNOWN_MAX * (1.0 - max((m[0] for m in others), default=0.0)), 4)
         summary = _seen([h for _s, h in others], marker, excs, aoti_context)
         evidence = [e for _s, h in others for e in _evidence(h, 1, cues=True) if e.line > 0][:EVIDENCE_PER_PATTERN]
-        if foreign is not None:  # the engine's line, then the lines of what it reads like
-            idx, line, text, _groups = foreign
+        if foreign is not None:  # the outsider's line, then the lines of what it reads like
+            outsider, idx, line, text = foreign
             confidence = UNKNOWN_MAX
             reads = ", ".join(h.rule.id for _s, h in others)
-            summary = (kin[idx].says.format(line=line, note=engines.patterns[idx].note)
+            summary = (outsider.says.format(line=line, note=engines.patterns[idx].note)
                        + (f" It reads like: {reads}." if reads else ""))
             read = [e for _s, h in others for e in _evidence(h, 1) or _evidence(h, 1, cues=True) if e.line > 0]
             evidence = [Evidence(line=line, text=text, pattern="unknown", weight=engines.patterns[idx].weight),
