@@ -340,13 +340,14 @@ ORT_LIB = ("[E:onnxruntime:Image classifier inference, provider_bridge_ort.cc:93
     (TRT_SHAPE, "input_shape_mismatch"), (GGML_IMA, "cuda_illegal_memory_access"), (ORT_LIB, "native_abi")])
 def test_another_engines_failure_with_no_word_of_torch_is_unknown_and_names_what_it_reads_like(text, reads_like):
     alone = classify_text(text + "\n")
-    assert alone.pattern == "unknown" and alone.confidence == 0.5
+    assert alone.pattern == "unknown" and alone.confidence == 0.5 and alone.outsider == "engine"
     assert alone.alternatives[0].pattern == reads_like
     assert alone.summary.startswith("Another engine's failure") and alone.evidence[0].pattern == "unknown"
     assert len({e.line for e in alone.evidence}) == len(alone.evidence) and alone.next_steps == []
     # the same lines in a PyTorch process (a torch frame above them) are ours again
     frame = '  File "/v/site-packages/torch/nn/modules/module.py", line 1751, in _call_impl\n'
-    assert classify_text(frame + text + "\n").pattern == reads_like
+    ours = classify_text(frame + text + "\n")
+    assert (ours.pattern, ours.outsider) == (reads_like, None)
 
 
 # A Triton kernel a project wrote and launched itself, quoted from https://github.com/triton-lang/triton/issues/5205
@@ -372,6 +373,7 @@ C:\\Users\\AnY\\AppData\\Local\\Temp\\tmp_z9f6r7d\\cuda_utils.c(12): fatal error
 def test_a_triton_kernel_launched_by_tritons_own_jit_with_no_word_of_inductor_is_not_ours() -> None:
     alone = classify_text(LIGER_CPU)
     assert alone.pattern == "unknown" and alone.confidence == 0.5 and alone.next_steps == []
+    assert alone.outsider == "triton"
     assert alone.alternatives[0].pattern == "input_device_mismatch"
     assert alone.evidence[0].pattern == "unknown" and "triton/runtime/jit.py" in alone.evidence[0].text
     assert alone.summary.startswith("A Triton kernel the program launched itself")
@@ -403,7 +405,7 @@ https://visualstudio.microsoft.com/visual-cpp-build-tools/
 def test_a_build_of_the_programs_own_native_code_with_no_word_of_inductor_is_not_ours(text) -> None:
     alone = classify_text(text)
     assert alone.pattern == "unknown" and alone.confidence == 0.5 and alone.next_steps == []
-    assert alone.alternatives[0].pattern == "toolchain_setup"
+    assert alone.outsider == "build" and alone.alternatives[0].pattern == "toolchain_setup"
     assert alone.summary.startswith("A build of the program's own native code")
     # the same compiler failure with Inductor's compile above it is ours
     frame = '  File "/v/site-packages/torch/_inductor/cpp_builder.py", line 341, in run_compile_cmd\n'
@@ -422,6 +424,14 @@ a.cpp:2:18: warning: unused variable \u2018y\u2019 [-Wunused-variable]
 collect2: error: ld returned 1 exit status
 """
 MAKE_RUN = "make: *** [Makefile:2: run] Error 3\n"
+MAKE_OBJECT = "make: *** [Makefile2:2: a.o] Error 1\n"  # GNU Make 4.3 here, a rule compiling a.c failing
+CLANG_OPENMP = "clang: error: unsupported option '-fopenmp'\n"  # from CMAKE_OPENMP below
+# The compiler running out of host memory in a CMake build, quoted from https://github.com/Project-OSRM/osrm-backend/issues/1170
+OSRM_HOST_OOM = """\
+[ 21%] Building CXX object CMakeFiles/OSRM.dir/Library/OSRM_impl.cpp.o
+virtual memory exhausted: Cannot allocate memory
+make[2]: *** [CMakeFiles/OSRM.dir/Library/OSRM_impl.cpp.o] Error 1
+"""
 IMA_95542 = "RuntimeError: CUDA error: an illegal memory access was encountered\n"
 OOM_XTURING = ("OutOfMemoryError: CUDA out of memory. Tried to allocate 44.00 MiB (GPU 0; 10.75 GiB total capacity; "
                "9.40 GiB already allocated; 58.62 MiB free; 9.76 GiB reserved in total by PyTorch)\n")
@@ -433,14 +443,23 @@ def test_a_plain_gcc_link_failure_shows_no_compiled_model_though_gcc_names_the_f
     assert plain.pattern == "unknown" and "cpp_compile_error" in [a.pattern for a in plain.alternatives]
 
 
-def test_a_make_target_that_runs_a_program_is_no_build_and_a_builds_oom_keeps_its_class() -> None:
-    assert classify_text(IMA_95542 + MAKE_RUN).pattern == "cuda_illegal_memory_access"
-    assert classify_text(CMAKE_OPENMP + OOM_XTURING).pattern == "out_of_memory"  # the hardware's, whoever runs
+def test_make_failing_on_an_object_is_a_build_and_a_target_that_runs_a_program_is_not() -> None:
+    built = classify_text(CLANG_OPENMP + MAKE_OBJECT)
+    assert (built.pattern, built.outsider) == ("unknown", "build")
+    assert classify_text(CLANG_OPENMP + MAKE_RUN).pattern == "toolchain_setup"
+
+
+def test_a_device_fault_keeps_its_class_in_a_builds_log_and_the_compilers_own_oom_does_not() -> None:
+    assert classify_text(CMAKE_OPENMP + IMA_95542).pattern == "cuda_illegal_memory_access"
+    host = classify_text(OSRM_HOST_OOM)
+    assert (host.pattern, host.outsider) == ("unknown", "build")
+    assert classify_text(OOM_XTURING).pattern == "out_of_memory"  # alone, the same OOM pattern decides
 
 
 def test_the_triton_outsider_decides_however_many_lines_of_another_outsider_follow() -> None:
     frame = '  File "/v/site-packages/torch/nn/modules/module.py", line 1751, in _call_impl\n'
-    crowded = classify_text(LIGER_CPU + (TRT_SHAPE + "\n") * 10 + frame)  # TensorRT's lines, defused by the frame
+    # TensorRT's and ONNX Runtime's lines, defused by the frame, fill more than the evidence window after the launch
+    crowded = classify_text(LIGER_CPU + (TRT_SHAPE + "\n") * 5 + (ORT_LIB + "\n") * 5 + frame)
     assert crowded.pattern == "unknown" and crowded.summary.startswith("A Triton kernel the program launched itself")
     # with no torch word, the outsider whose line comes first names the log
     both = classify_text(TRT_SHAPE + "\n" + LIGER_CPU)
@@ -461,6 +480,21 @@ def test_a_word_of_inductor_cut_by_a_chunk_boundary_still_makes_a_triton_launch_
     cut = data.index(b"inductor") + 3
     assert classify_chunks([data[:cut], data[cut:]]).pattern == "input_device_mismatch"
     assert classify_chunks([data[data.index(b"  File \"/home"):]]).pattern == "unknown"
+
+
+# xFormers' import-time warning, quoted from https://github.com/invoke-ai/InvokeAI/issues/4788
+XFORMERS_BUILT_FOR = """\
+WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:
+    PyTorch 2.0.1+cu118 with CUDA 1108 (you have 2.0.1+cpu)
+    Python  3.10.11 (you have 3.10.11)
+"""
+
+
+def test_xformers_built_for_another_torch_is_the_diagnosis_alone_and_yields_to_any_other_cause() -> None:
+    assert classify_text(XFORMERS_BUILT_FOR).pattern == "version_skew"
+    # xFormers falls back and the program goes on: a later failure of the compiled model is the diagnosis
+    assert classify_text(XFORMERS_BUILT_FOR + CMAKE_OPENMP.splitlines()[1] + "\n").pattern == "toolchain_setup"
+    assert classify_text(XFORMERS_BUILT_FOR + OOM_XTURING).pattern == "out_of_memory"
 
 
 def test_a_word_of_torch_cut_by_a_chunk_boundary_still_makes_the_log_pytorchs() -> None:

@@ -126,6 +126,21 @@ def _suite():
     return byfile.load("tests/gpu/triage_suite.py")
 
 
+def test_an_outsiders_log_is_explained_as_not_an_aoti_failure_with_what_to_do_instead(tmp_path) -> None:
+    # Liger-Kernel's own Triton kernel given a CPU tensor, quoted from https://github.com/triton-lang/triton/issues/5205
+    log = tmp_path / "liger.log"
+    log.write_text(
+        '  File "/home/coder/Liger-Kernel/src/liger_kernel/ops/swiglu.py", line 74, in swiglu_forward\n'
+        '  File "/usr/local/lib/python3.11/site-packages/triton/runtime/jit.py", line 691, in run\n'
+        "ValueError: Pointer argument (at 0) cannot be accessed from Triton (cpu tensor?)\n")
+    r = triage(TriageRequest(log_path=str(log), probe_runtime=False), [tmp_path])
+    assert (r.pattern, r.outsider, r.root_cause) == ("unknown", "triton", None)
+    assert r.seen.startswith("A Triton kernel the program launched itself")
+    assert "**What failed.** A Triton kernel the program launched itself" in r.markdown
+    assert "TRITON_INTERPRET=1" in r.markdown and "minifier" not in r.markdown and "**Next:**" not in r.markdown
+    assert r.next_step.startswith("Not an AOTI failure.") and "TRITON_INTERPRET=1" in r.next_step
+
+
 def test_the_gpu_verification_tables_are_current_and_every_cuda_example_matches_offline() -> None:
     suite = _suite()
     doc = (ROOT / "docs" / "gpu-verification.md").read_text()

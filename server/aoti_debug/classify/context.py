@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -17,21 +17,27 @@ from aoti_debug.classify.logscan import Hits
 from aoti_debug.common.yamlio import load_model
 
 DATA = Path(__file__).parent.parent / "data" / "engines.yaml"
+KEEPABLE = tuple(p for p in PATTERN_IDS if p != "unknown")
 
 
 class Outsider(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str
     says: str = Field(description="The summary of its failure: {line} the line's number, {note} its note")
-    ours: list[str] = Field(min_length=1, description="Words that anywhere in the log make it ours after all")
+    next: str = Field(min_length=1, description="What to do instead of an AOTI fix (triage's fix)")
+    ours: list[Annotated[str, Field(min_length=1)]] = Field(
+        min_length=1, description="Words that anywhere in the log make it ours after all")
     lines: list[Pattern] = Field(min_length=1, description="Lines only it prints")
-    keeps: list[Literal[PATTERN_IDS]] = Field(  # type: ignore[valid-type]
+    keeps: list[Literal[KEEPABLE]] = Field(  # type: ignore[valid-type]
         default_factory=list, description=(
             "Patterns that stay the diagnosis in its log: the environment's or the hardware's, whoever runs"))
 
     @model_validator(mode="after")
     def _says_formats(self) -> Outsider:
-        self.says.format(line=1, note="")  # a stray {field} fails when the data loads, not when a log is classified
+        try:  # a stray {field} fails when the data loads, not when a log is classified
+            self.says.format(line=1, note="")
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ValueError(f"says: only {{line}} and {{note}} are filled in ({exc!r})") from None
         return self
 
 
@@ -55,6 +61,10 @@ def outsiders() -> list[Outsider]:
 def engines() -> list[Pattern]:
     """Every outsider's lines, in order (a line's index maps back to its outsider through owners())."""
     return [p for o in outsiders() for p in o.lines]
+
+
+def named(name: str) -> Outsider | None:
+    return next((o for o in outsiders() if o.name == name), None)
 
 
 def owners() -> list[Outsider]:

@@ -78,6 +78,9 @@ class Classification(BaseModel):
     evidence: list[Evidence] = Field(default_factory=list, description="Lines that decided it")
     fields: dict[str, str] = Field(default_factory=dict, description="Values the rule captured")
     guide: GuideRef
+    outsider: str | None = Field(default=None, description=(
+        "Whose failure the log is when it is no compiled model's: engine (another ML runtime), triton (a Triton kernel "
+        "the program launched itself), build (a build of its own native code); null otherwise"))
     next_steps: list[NextStep] = Field(default_factory=list, description=(
         "The guide's steps to take next, in order (none for an outsider's log, another engine's, a hand-written Triton "
         "kernel's or a native build's: no AOTI tool applies)"))
@@ -219,6 +222,7 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
                                   evidence=[e for e in _evidence(h, 1) or _evidence(h, 1, cues=True) if e.line > 0])
                       for s, h in others],
         evidence=evidence, fields=fields, guide=_guide_ref(win.rule.id),
+        outsider=foreign[0].name if foreign is not None else None,
         next_steps=[] if foreign is not None else win.rule.next_steps,
         lines_scanned=nlines, bytes_scanned=nbytes,
     )

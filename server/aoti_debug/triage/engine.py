@@ -149,6 +149,9 @@ def _classified(ctx: Ctx, step: Step, c: Classification | None, source: str) -> 
     step.found.append(f"{c.pattern} ({c.title}), confidence {c.confidence:.2f}" + (
         "; fields: " + ", ".join(f"{k}={v}" for k, v in list(c.fields.items())[:6]) if c.fields else ""))
     ctx.report.initial_pattern = c.pattern
+    ctx.report.outsider = c.outsider
+    if c.pattern == "unknown":
+        ctx.report.seen = c.summary
     ctx.adopt(c, step)
     if ctx.report.pattern is None:  # 'unknown' is never adopted over a pattern, but it is a first diagnosis
         ctx.classification, ctx.report.pattern, ctx.report.title = c, c.pattern, c.title

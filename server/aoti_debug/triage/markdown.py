@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from aoti_debug.classify import context
 from aoti_debug.classify.guides import load_guides
 from aoti_debug.triage.causes import guide_fix
 from aoti_debug.triage.model import Step, TriageReport
@@ -45,6 +46,9 @@ def next_thing(r: TriageReport) -> str:
     if skipped:
         s = skipped[0]
         return f"Run {step_label(s)} ({s.why.rstrip('.')}); it was skipped: {s.skipped_because}."
+    outsider = context.named(r.outsider) if r.outsider and r.pattern == "unknown" else None
+    if outsider:
+        return f"Not an AOTI failure. {outsider.next}"
     if r.pattern in (None, "unknown"):
         return ("Keep the full output (stdout and stderr) and rerun with the minifier preset to shrink the model; "
                 "report it with the log if nothing above applies.")
@@ -56,7 +60,9 @@ def markdown(r: TriageReport) -> str:
     g = load_guides().get(r.pattern or "unknown")
     title = r.title or (g.title if g else "unknown")
     out = [f"### AOTI crash: {title} (`{r.pattern}`)", ""]
-    what = g.summary if g else ""
+    unknown = r.pattern in (None, "unknown")
+    what = r.seen if unknown and r.seen else (g.summary if g else "")
+    outsider = context.named(r.outsider) if r.outsider and unknown else None
     line = key_line(r)
     out.append(f"**What failed.** {what}" + (f" Key line: `{_cut(line)}`" if line else ""))
     if r.initial_pattern and r.initial_pattern != r.pattern:
@@ -80,10 +86,11 @@ def markdown(r: TriageReport) -> str:
         out += ["", "**Evidence for**"] + [f"- `{_cut(e)}`" for e in evidence[:MAX_EVIDENCE] if e]
     if rc and rc.against:
         out += ["", "**Evidence against**"] + [f"- {_cut(e)}" for e in rc.against[:MAX_EVIDENCE]]
-    fixes = [f for f in (rc.fixes if rc else []) if f] or [x for x in [guide_fix(r.pattern or "unknown")] if x]
+    fixes = ([f for f in (rc.fixes if rc else []) if f] or ([outsider.next] if outsider else [])
+             or [x for x in [guide_fix(r.pattern or "unknown")] if x])
     if fixes:
         out += ["", "**Fix**"] + [f"{i}. {_cut(f, 400)}" for i, f in enumerate(fixes[:MAX_FIXES], 1)]
-    if not (rc and rc.named):
+    if not (rc and rc.named) and not outsider:  # an outsider's fix above is its next step
         out += ["", f"**Next:** {next_thing(r)}"]
     chain = "; ".join(f"{s.index}. {step_label(s)} " + (f"({s.cost_s:.0f} s)" if s.status != "skipped"
                                                             else "(skipped)") for s in r.steps)

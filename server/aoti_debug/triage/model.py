@@ -130,6 +130,9 @@ class TriageReport(BaseModel):
     initial_pattern: str | None = Field(None, description="The baseline's classification")
     pattern: str | None = Field(None, description="The diagnosis after every step (a rerun may make it specific)")
     title: str | None = None
+    seen: str = Field("", description="For a log classified unknown, what the first classification saw (its summary)")
+    outsider: str | None = Field(None, description=(
+        "Whose failure the log is when it is no compiled model's (classify_error's outsider: engine, triton, build)"))
     steps: list[Step] = Field(default_factory=list)
     root_cause: RootCause | None = None
     stopped_because: Stop | None = None
