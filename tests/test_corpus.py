@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tests" / "corpus" / "cases.jsonl"
 FIELDS = ["id", "url", "torch", "text", "label", "phase", "split", "why"]
 # What the rules reach on the held-out split (measured, not a target): a change that loses cases fails here.
-TEST_TOP1_FLOOR, TEST_TOP3_FLOOR = 0.735, 0.87  # 1764 cases, 2026-11-26, seventh session: 0.740 / 0.876
+TEST_TOP1_FLOOR, TEST_TOP3_FLOOR = 0.73, 0.87  # 1838 cases, 2026-11-26, seventh session: 0.738 / 0.878
 
 
 def cases() -> list[dict]:
