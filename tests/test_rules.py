@@ -80,3 +80,9 @@ def test_every_guide_that_states_a_culprit_names_the_step_that_finds_it() -> Non
     assert {"out_of_memory", "custom_op", "constant_loading", "cpp_compile_error", "segfault_no_message"} <= set(stated)
     steps = {"check_parity", "classify_error", "dump_kernel_inputs", "rerun_with_flags", "explain_index_oob"}
     assert {i: c for i, c in stated.items() if not any(f"step {s}" in c for s in steps)} == {}
+
+
+def test_yields_to_any_means_every_other_pattern_but_unknown() -> None:
+    skew = next(r for r in rules() if r.id == "version_skew")
+    xformers = next(p for p in skew.patterns if "xFormers was built for" in p.regex)
+    assert set(xformers.yields_to) == set(PATTERN_IDS) - {"version_skew", "unknown"}

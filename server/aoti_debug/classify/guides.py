@@ -69,10 +69,11 @@ class Pattern(BaseModel):
     raw: bool = Field(default=False, description=(
         "Matched against the line as logged, before prefixes are stripped (a logger's source file is part of "
         "the prefix); the evidence shown is still the cleaned line"))
-    yields_to: list[Literal[PATTERN_IDS]] = Field(  # type: ignore[valid-type]
+    yields_to: list[Literal[(*PATTERN_IDS, "any")]] = Field(  # type: ignore[valid-type]
         default_factory=list, description=(
             "Pattern ids whose decisive match in the same log makes this line a consequence, not a cause (an op "
-            "missing because its library failed to load): it then only ranks the alternatives"))
+            "missing because its library failed to load): it then only ranks the alternatives; `any`: every other "
+            "pattern (a warning the program goes on after, so any cause printed beside it is the failure)"))
 
     @model_validator(mode="after")
     def _check(self) -> Pattern:
@@ -181,6 +182,9 @@ class Rule(BaseModel):
             raise ValueError("a cue is a hint: its weight must stay below 0.5 (use a pattern to decide)")
         if any(c.yields_to for c in self.cues):
             raise ValueError("yields_to is for patterns (a cue never decides, so it has nothing to yield)")
+        for p in self.patterns:
+            if "any" in p.yields_to:
+                p.yields_to = [i for i in PATTERN_IDS if i not in (self.id, "unknown")]
         if any(self.id in p.yields_to for p in self.patterns):
             raise ValueError(f"a pattern of {self.id} cannot yield to {self.id} itself")
         if self.id != "unknown" and self.id != "segfault_no_message" and not self.patterns:

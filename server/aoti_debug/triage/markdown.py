@@ -38,6 +38,11 @@ def key_line(r: TriageReport) -> str | None:
     return None
 
 
+def outsider(r: TriageReport) -> context.Outsider | None:
+    """Whose failure the log is, when the report ended unknown and the classifier named an outsider."""
+    return context.named(r.outsider) if r.outsider and r.pattern in (None, "unknown") else None
+
+
 def next_thing(r: TriageReport) -> str:
     """What to do when no cause was named: the first step that was skipped or could not conclude."""
     skipped = [s for s in r.steps if s.status == "skipped"]
@@ -46,9 +51,8 @@ def next_thing(r: TriageReport) -> str:
     if skipped:
         s = skipped[0]
         return f"Run {step_label(s)} ({s.why.rstrip('.')}); it was skipped: {s.skipped_because}."
-    outsider = context.named(r.outsider) if r.outsider and r.pattern == "unknown" else None
-    if outsider:
-        return f"Not an AOTI failure. {outsider.next}"
+    if (foreign := outsider(r)) is not None:
+        return f"Not an AOTI failure. {foreign.next}"
     if r.pattern in (None, "unknown"):
         return ("Keep the full output (stdout and stderr) and rerun with the minifier preset to shrink the model; "
                 "report it with the log if nothing above applies.")
@@ -60,9 +64,8 @@ def markdown(r: TriageReport) -> str:
     g = load_guides().get(r.pattern or "unknown")
     title = r.title or (g.title if g else "unknown")
     out = [f"### AOTI crash: {title} (`{r.pattern}`)", ""]
-    unknown = r.pattern in (None, "unknown")
-    what = r.seen if unknown and r.seen else (g.summary if g else "")
-    outsider = context.named(r.outsider) if r.outsider and unknown else None
+    what = r.seen if r.pattern in (None, "unknown") and r.seen else (g.summary if g else "")
+    foreign = outsider(r)
     line = key_line(r)
     out.append(f"**What failed.** {what}" + (f" Key line: `{_cut(line)}`" if line else ""))
     if r.initial_pattern and r.initial_pattern != r.pattern:
@@ -86,11 +89,11 @@ def markdown(r: TriageReport) -> str:
         out += ["", "**Evidence for**"] + [f"- `{_cut(e)}`" for e in evidence[:MAX_EVIDENCE] if e]
     if rc and rc.against:
         out += ["", "**Evidence against**"] + [f"- {_cut(e)}" for e in rc.against[:MAX_EVIDENCE]]
-    fixes = ([f for f in (rc.fixes if rc else []) if f] or ([outsider.next] if outsider else [])
+    fixes = ([f for f in (rc.fixes if rc else []) if f] or ([foreign.next] if foreign else [])
              or [x for x in [guide_fix(r.pattern or "unknown")] if x])
     if fixes:
         out += ["", "**Fix**"] + [f"{i}. {_cut(f, 400)}" for i, f in enumerate(fixes[:MAX_FIXES], 1)]
-    if not (rc and rc.named) and not outsider:  # an outsider's fix above is its next step
+    if not (rc and rc.named) and not foreign:  # an outsider's fix above is its next step
         out += ["", f"**Next:** {next_thing(r)}"]
     chain = "; ".join(f"{s.index}. {step_label(s)} " + (f"({s.cost_s:.0f} s)" if s.status != "skipped"
                                                             else "(skipped)") for s in r.steps)
