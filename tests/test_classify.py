@@ -309,7 +309,28 @@ def test_a_library_load_in_a_log_with_no_compiled_model_reports_the_load_phase_b
     result = classify_text("ImportError: libGL.so.1: cannot open shared object file: No such file or directory\n")
     ranked = [result.pattern, *(a.pattern for a in result.alternatives)]
     assert result.phase == "load"
-    assert ranked == ["native_abi", "version_skew", "unknown"]  # no device_mismatch_load from the phase
+    assert ranked == ["native_abi", "unknown", "version_skew"]  # no device_mismatch_load from the phase
+
+
+# https://github.com/SesameAILabs/csm/issues/69: Inductor's failure, cut before what raised it
+BACKEND_ASSERT = """\
+W0318 17:26:58.812000 281473538087360 torch/_dynamo/convert_frame.py:1009]     raise self._exception
+W0318 17:26:58.812000 281473538087360 torch/_dynamo/convert_frame.py:1009] torch._dynamo.exc.BackendCompilerFailed: \
+backend='inductor' raised:
+W0318 17:26:58.812000 281473538087360 torch/_dynamo/convert_frame.py:1009] AssertionError:
+"""
+
+
+def test_that_the_log_is_no_aoti_failure_ranks_first_without_a_compiled_model_and_second_after_a_weak_winner() -> None:
+    eager = classify_text("ImportError: libGL.so.1: cannot open shared object file: No such file or directory\n")
+    assert [a.pattern for a in eager.alternatives][0] == "unknown"
+    weak = classify_text(BACKEND_ASSERT)
+    assert weak.pattern == "lowering_error" and weak.confidence < 0.9 and weak.phase == "compile"
+    assert [a.pattern for a in weak.alternatives][1] == "unknown"
+    unknown = weak.alternatives[1]
+    assert unknown.confidence == round(0.5 * (1 - weak.confidence), 4)
+    strong = classify_text(f"{CPU_OOB}\n\n{RUN_FUNC}\n")
+    assert strong.confidence >= 0.9 and "unknown" not in [a.pattern for a in strong.alternatives]
 
 
 def test_a_marker_any_program_prints_does_not_override_the_phase_of_the_failure() -> None:
