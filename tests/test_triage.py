@@ -280,3 +280,13 @@ class TestOnCpu:
         assert "step 6: dump_kernel_inputs" in captured.err  # progress, one line per step
         text = report_md.read_text()
         assert "**Root cause**" in text and "MATCH" in text and len(text) < MAX_MARKDOWN
+
+
+def test_a_log_that_stays_unknown_lists_the_public_reports_it_reads_like(tmp_path) -> None:
+    # quoted from https://github.com/pytorch/pytorch/issues/118177 (a compiled model's output compared with eager's)
+    log = tmp_path / "diff.log"
+    log.write_text("    raise ValueError('diff value')\nValueError: diff value\n")
+    r = triage(TriageRequest(log_path=str(log), probe_runtime=False), [tmp_path])
+    assert r.pattern == "unknown" and r.similar and r.similar[0].url == "https://github.com/pytorch/pytorch/issues/118177"
+    assert "**Public reports it reads like**" in r.markdown
+    assert all(s.url in r.markdown for s in r.similar)

@@ -7,10 +7,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from aoti_debug.classify import context
+from aoti_debug.classify import context, similar
 from aoti_debug.classify import phase as phases
 from aoti_debug.classify.guides import PATTERN_IDS, NextStep, load_guides, rules
 from aoti_debug.classify.logscan import EVIDENCE_PER_PATTERN, Hits, Matcher
+from aoti_debug.classify.similar import SimilarReport
 from aoti_debug.common import logread
 from aoti_debug.common.errors import BadInput
 from aoti_debug.common.signals import signal_name
@@ -41,6 +42,9 @@ class Alternative(BaseModel):
     title: str
     confidence: float = Field(ge=0, le=1)
     evidence: list[Evidence] = Field(default_factory=list, description="Its strongest line")
+    similar: bool = Field(default=False, description=(
+        "Ranked by the nearest public reports (see `similar`), not by a line of the log: its confidence is their "
+        "share of similarity times its nearest report's"))
 
 
 class GuideRef(BaseModel):
@@ -75,7 +79,8 @@ class Classification(BaseModel):
         "Next best patterns, up to 3, ranked by their regexes and weak cues (frames, file names, wrappers, "
         "exception types, the phase); 'unknown' (no AOTI failure: the error may be eager PyTorch's own) comes first "
         "when the log shows no compiled model (no phase marker or cue but those any program prints), and second when "
-        "it does but the winner is short of 0.9"))
+        "it does but the winner is short of 0.9. Where these rank fewer than three patterns in all, the patterns of "
+        "the nearest public reports fill the ranking (marked similar)"))
     evidence: list[Evidence] = Field(default_factory=list, description="Lines that decided it")
     fields: dict[str, str] = Field(default_factory=dict, description="Values the rule captured")
     guide: GuideRef
@@ -85,6 +90,9 @@ class Classification(BaseModel):
     next_steps: list[NextStep] = Field(default_factory=list, description=(
         "The guide's steps to take next, in order (none for an outsider's log, another engine's, a hand-written Triton "
         "kernel's or a native build's: no AOTI tool applies)"))
+    similar: list[SimilarReport] = Field(default_factory=list, description=(
+        "The public reports (the corpus's dev split, each with its thread's URL and the pattern a person chose) whose "
+        "words the end of the log shares most, up to 3: evidence to check, not a diagnosis"))
     lines_scanned: int = 0
     bytes_scanned: int = 0
 
@@ -139,6 +147,8 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     engines, ours = Hits(context.engines(), 0), context.watches()
     for watch in ours.values():
         chunks = watch(chunks)
+    tail = similar.Tail()
+    chunks = tail(chunks)
     matcher = Matcher([h.patterns for h in hits] + [marks.patterns, excs.patterns, engines.patterns],
                       key=load_guides())
     nlines, nbytes, blank = matcher.scan(chunks, [*hits, marks, excs, engines])
@@ -220,12 +230,17 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
             read = [e for _s, h in others for e in _evidence(h, 1) or _evidence(h, 1, cues=True) if e.line > 0]
             evidence = [Evidence(line=line, text=text, pattern="unknown", weight=engines.patterns[idx].weight),
                         *(e for e in read if e.line != line)][:EVIDENCE_PER_PATTERN]
+    alternatives = [Alternative(pattern=h.rule.id, title=guides[h.rule.id].title, confidence=s,
+                                evidence=[e for e in _evidence(h, 1) or _evidence(h, 1, cues=True) if e.line > 0])
+                    for s, h in others]
+    reports, votes = similar.nearest(tail.text())
+    # Where the rules rank fewer than three patterns in all, those the nearest public reports carry fill the ranking.
+    listed = {win.rule.id, *(a.pattern for a in alternatives)}
+    fill = [(p, v) for p, v in votes if p not in listed][:max(0, 2 - len(alternatives))]
+    alternatives += [Alternative(pattern=p, title=guides[p].title, confidence=v, similar=True) for p, v in fill]
     return Classification(
         pattern=win.rule.id, title=g.title, summary=summary, confidence=confidence, phase=log_phase,
-        phase_basis=basis,
-        alternatives=[Alternative(pattern=h.rule.id, title=guides[h.rule.id].title, confidence=s,
-                                  evidence=[e for e in _evidence(h, 1) or _evidence(h, 1, cues=True) if e.line > 0])
-                      for s, h in others],
+        phase_basis=basis, alternatives=alternatives, similar=reports,
         evidence=evidence, fields=fields, guide=_guide_ref(win.rule.id),
         outsider=foreign[0].name if foreign is not None else None,
         next_steps=[] if foreign is not None else win.rule.next_steps,

@@ -1,0 +1,121 @@
+"""The public reports a log reads most like (data/reports.json): the `dev` split of the real-report corpus, each
+quoted from an issue thread with the pattern a person chose for it, compared by the words they share (TF-IDF cosine).
+
+The nearest reports are evidence an agent or a user can check (each has its thread's URL), and where the rules rank
+fewer than three patterns, the patterns those reports carry fill the list. The `test` split is never indexed: it
+measures how this generalizes."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from functools import cache
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+DATA = Path(__file__).parent.parent / "data" / "reports.json"
+WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]{2,}")
+# A log is compared by its end, where the error is: about ten times the longest report's text.
+TAIL = 16 * 1024
+NEIGHBOURS = 7  # the reports that vote; SHOWN of them are returned
+SHOWN = 3
+_skip: ContextVar[frozenset[str]] = ContextVar("similar_skip", default=frozenset())
+
+
+class SimilarReport(BaseModel):
+    url: str = Field(description="The public thread the report is quoted from")
+    pattern: str = Field(description="The pattern a person chose for it")
+    similarity: float = Field(ge=0, le=1, description="Cosine of the words the log and the report share (TF-IDF)")
+
+
+def words(text: bytes) -> Counter[str]:
+    return Counter(w.decode().lower() for w in WORD.findall(text))
+
+
+def index_text(cases: Iterable[dict]) -> str:
+    """What data/reports.json holds: each `dev` case's URL, label and word counts, in corpus order, a line each."""
+    rows = [json.dumps({"url": c["url"], "label": c["label"], "words": dict(sorted(words(c["text"].encode()).items()))},
+                       ensure_ascii=False, separators=(",", ":")) for c in cases if c["split"] == "dev"]
+    return '{"reports": [\n' + ",\n".join(rows) + "\n]}\n"
+
+
+class _Index:
+    def __init__(self, reports: list[dict]) -> None:
+        self.reports = reports
+        df = Counter(w for r in reports for w in r["words"])
+        self.idf = {w: math.log(len(reports) / (1 + n) + 1) for w, n in df.items()}
+        self.postings: dict[str, list[tuple[int, float]]] = {}
+        for i, r in enumerate(reports):
+            for w, x in self._vector(Counter(r["words"])).items():
+                self.postings.setdefault(w, []).append((i, x))
+
+    def _vector(self, counts: Counter[str]) -> dict[str, float]:
+        v = {w: (1 + math.log(c)) * self.idf[w] for w, c in counts.items() if w in self.idf}
+        norm = math.sqrt(sum(x * x for x in v.values())) or 1.0
+        return {w: x / norm for w, x in v.items()}
+
+    def nearest(self, counts: Counter[str], skip: frozenset[str]) -> list[tuple[float, dict]]:
+        sims: Counter[int] = Counter()
+        for w, x in self._vector(counts).items():
+            for i, y in self.postings[w]:
+                sims[i] += x * y
+        ranked = sorted(((s, i) for i, s in sims.items() if self.reports[i]["url"] not in skip), key=lambda p: -p[0])
+        return [(min(round(s, 4), 1.0), self.reports[i]) for s, i in ranked[:NEIGHBOURS]]
+
+
+@cache
+def _index() -> _Index:
+    return _Index(json.loads(DATA.read_text(encoding="utf-8"))["reports"])
+
+
+@contextmanager
+def excluding(*urls: str) -> Iterator[None]:
+    """Leave these threads' reports out (a benchmark scoring a `dev` case never finds the case itself)."""
+    token = _skip.set(_skip.get() | frozenset(urls))
+    try:
+        yield
+    finally:
+        _skip.reset(token)
+
+
+class Tail:
+    """Passes a log's chunks on and keeps its last TAIL bytes."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    def __call__(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
+        for chunk in chunks:
+            self.parts.append(chunk[-TAIL:])
+            self.size += len(self.parts[-1])
+            while self.size - len(self.parts[0]) >= TAIL:
+                self.size -= len(self.parts.pop(0))
+            yield chunk
+
+    def text(self) -> bytes:
+        return b"".join(self.parts)[-TAIL:]
+
+
+def nearest(text: bytes) -> tuple[list[SimilarReport], list[tuple[str, float]]]:
+    """The reports nearest the text, and the patterns they point to: each with its share of their summed similarity
+    times its best report's similarity, best first."""
+    near = _index().nearest(words(text), _skip.get())
+    total = sum(s for s, _r in near) or 1.0
+    share: Counter[str] = Counter()
+    best: dict[str, float] = {}
+    for s, r in near:
+        share[r["label"]] += s / total
+        best.setdefault(r["label"], s)
+    votes = sorted(((p, round(v * best[p], 4)) for p, v in share.items() if v * best[p] > 0), key=lambda m: -m[1])
+    shown: dict[str, SimilarReport] = {}  # a thread quoted twice is shown once, by its nearer report
+    for s, r in near:
+        if s > 0 and r["url"] not in shown and len(shown) < SHOWN:
+            shown[r["url"]] = SimilarReport(url=r["url"], pattern=r["label"], similarity=s)
+    return list(shown.values()), votes
