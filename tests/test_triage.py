@@ -287,6 +287,18 @@ def test_a_log_that_stays_unknown_lists_the_public_reports_it_reads_like(tmp_pat
     log = tmp_path / "diff.log"
     log.write_text("    raise ValueError('diff value')\nValueError: diff value\n")
     r = triage(TriageRequest(log_path=str(log), probe_runtime=False), [tmp_path])
-    assert r.pattern == "unknown" and r.similar and r.similar[0].url == "https://github.com/pytorch/pytorch/issues/118177"
+    found = r.similar_reports
+    assert r.pattern == "unknown" and found and found[0].url == "https://github.com/pytorch/pytorch/issues/118177"
     assert "**Public reports it reads like**" in r.markdown
-    assert all(s.url in r.markdown for s in r.similar)
+    assert all(s.url in r.markdown for s in found)
+
+
+def test_a_log_with_a_pattern_lists_no_public_reports_in_its_explanation(tmp_path) -> None:
+    # quoted from https://github.com/pytorch/pytorch/issues/153955, an export stopped by a data-dependent guard
+    case = next(json.loads(line) for line in (ROOT / "tests" / "corpus" / "cases.jsonl").read_text().splitlines()
+                if json.loads(line)["id"] == "pytorch/pytorch#153955-1")
+    log = tmp_path / "export.log"
+    log.write_text(case["text"] + "\n")
+    r = triage(TriageRequest(log_path=str(log), probe_runtime=False), [tmp_path])
+    assert r.pattern == "export_failure" and r.similar_reports
+    assert "**Public reports it reads like**" not in r.markdown

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -42,9 +43,10 @@ class Alternative(BaseModel):
     title: str
     confidence: float = Field(ge=0, le=1)
     evidence: list[Evidence] = Field(default_factory=list, description="Its strongest line")
-    similar: bool = Field(default=False, description=(
-        "Ranked by the nearest public reports (see `similar`), not by a line of the log: its confidence is their "
-        "share of similarity times its nearest report's"))
+    source: Literal["rules", "similar_reports"] = Field(default="rules", description=(
+        "What ranked it: 'rules' (a line or weak cue of the log), or 'similar_reports' (the patterns of the public "
+        "reports nearest the log, see the result's similar_reports; confidence: their share of similarity times "
+        "its nearest report's; no evidence line)"))
 
 
 class GuideRef(BaseModel):
@@ -80,7 +82,7 @@ class Classification(BaseModel):
         "exception types, the phase); 'unknown' (no AOTI failure: the error may be eager PyTorch's own) comes first "
         "when the log shows no compiled model (no phase marker or cue but those any program prints), and second when "
         "it does but the winner is short of 0.9. Where these rank fewer than three patterns in all, the patterns of "
-        "the nearest public reports fill the ranking (marked similar)"))
+        "the nearest public reports fill the ranking (source 'similar_reports'; that can be 'unknown' too)"))
     evidence: list[Evidence] = Field(default_factory=list, description="Lines that decided it")
     fields: dict[str, str] = Field(default_factory=dict, description="Values the rule captured")
     guide: GuideRef
@@ -90,7 +92,7 @@ class Classification(BaseModel):
     next_steps: list[NextStep] = Field(default_factory=list, description=(
         "The guide's steps to take next, in order (none for an outsider's log, another engine's, a hand-written Triton "
         "kernel's or a native build's: no AOTI tool applies)"))
-    similar: list[SimilarReport] = Field(default_factory=list, description=(
+    similar_reports: list[SimilarReport] = Field(default_factory=list, description=(
         "The public reports (the corpus's dev split, each with its thread's URL and the pattern a person chose) whose "
         "words the end of the log shares most, up to 3: evidence to check, not a diagnosis"))
     lines_scanned: int = 0
@@ -237,10 +239,11 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     # Where the rules rank fewer than three patterns in all, those the nearest public reports carry fill the ranking.
     listed = {win.rule.id, *(a.pattern for a in alternatives)}
     fill = [(p, v) for p, v in votes if p not in listed][:max(0, 2 - len(alternatives))]
-    alternatives += [Alternative(pattern=p, title=guides[p].title, confidence=v, similar=True) for p, v in fill]
+    alternatives += [Alternative(pattern=p, title=guides[p].title, confidence=v, source="similar_reports")
+                     for p, v in fill]
     return Classification(
         pattern=win.rule.id, title=g.title, summary=summary, confidence=confidence, phase=log_phase,
-        phase_basis=basis, alternatives=alternatives, similar=reports,
+        phase_basis=basis, alternatives=alternatives, similar_reports=reports,
         evidence=evidence, fields=fields, guide=_guide_ref(win.rule.id),
         outsider=foreign[0].name if foreign is not None else None,
         next_steps=[] if foreign is not None else win.rule.next_steps,

@@ -2,15 +2,16 @@
 quoted from an issue thread with the pattern a person chose for it, compared by the words they share (TF-IDF cosine).
 
 The nearest reports are evidence an agent or a user can check (each has its thread's URL), and where the rules rank
-fewer than three patterns, the patterns those reports carry fill the list. The `test` split is never indexed: it
-measures how this generalizes."""
+fewer than three patterns, the patterns those reports carry fill the list. A log is compared by its last KiB (cleaned
+of ANSI codes and escapes), and a report counts only when it shares at least 3 words with it. The `test` split is
+never indexed: it measures how this generalizes."""
 
 from __future__ import annotations
 
 import json
 import math
 import re
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -19,10 +20,16 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from aoti_debug.common.logread import normalize_chunk
+
 DATA = Path(__file__).parent.parent / "data" / "reports.json"
 WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]{2,}")
-# A log is compared by its end, where the error is: about ten times the longest report's text.
-TAIL = 16 * 1024
+# A log is compared by its end, where the error is, about as long as a quoted report (median 440 bytes, longest 1.8 KB):
+# a longer end lets what a long log printed before the error outweigh it.
+TAIL = 1024
+# A report counts only when it shares this many words with the log: "hello world" or "(no output)" reads like nothing.
+SHARED = 3
+KEEP = 8 * TAIL  # raw bytes kept, cleaned, then cut to TAIL
 NEIGHBOURS = 7  # the reports that vote; SHOWN of them are returned
 SHOWN = 3
 _skip: ContextVar[frozenset[str]] = ContextVar("similar_skip", default=frozenset())
@@ -62,10 +69,13 @@ class _Index:
 
     def nearest(self, counts: Counter[str], skip: frozenset[str]) -> list[tuple[float, dict]]:
         sims: Counter[int] = Counter()
+        shared: Counter[int] = Counter()
         for w, x in self._vector(counts).items():
             for i, y in self.postings[w]:
                 sims[i] += x * y
-        ranked = sorted(((s, i) for i, s in sims.items() if self.reports[i]["url"] not in skip), key=lambda p: -p[0])
+                shared[i] += 1
+        ranked = sorted(((s, i) for i, s in sims.items() if shared[i] >= SHARED and self.reports[i]["url"] not in skip),
+                        key=lambda p: -p[0])
         return [(min(round(s, 4), 1.0), self.reports[i]) for s, i in ranked[:NEIGHBOURS]]
 
 
@@ -85,28 +95,29 @@ def excluding(*urls: str) -> Iterator[None]:
 
 
 class Tail:
-    """Passes a log's chunks on and keeps its last TAIL bytes."""
+    """Passes a log's chunks on and keeps its last bytes: KEEP of them, so that the last TAIL are left once ANSI codes
+    and escapes are cleaned away."""
 
     def __init__(self) -> None:
-        self.parts: list[bytes] = []
+        self.parts: deque[bytes] = deque()
         self.size = 0
 
     def __call__(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
         for chunk in chunks:
-            self.parts.append(chunk[-TAIL:])
+            self.parts.append(chunk[-KEEP:])
             self.size += len(self.parts[-1])
-            while self.size - len(self.parts[0]) >= TAIL:
-                self.size -= len(self.parts.pop(0))
+            while self.size - len(self.parts[0]) >= KEEP:
+                self.size -= len(self.parts.popleft())
             yield chunk
 
     def text(self) -> bytes:
-        return b"".join(self.parts)[-TAIL:]
+        return b"".join(self.parts)[-KEEP:]
 
 
 def nearest(text: bytes) -> tuple[list[SimilarReport], list[tuple[str, float]]]:
     """The reports nearest the text, and the patterns they point to: each with its share of their summed similarity
     times its best report's similarity, best first."""
-    near = _index().nearest(words(text), _skip.get())
+    near = _index().nearest(words(normalize_chunk(text)[-TAIL:]), _skip.get())
     total = sum(s for s, _r in near) or 1.0
     share: Counter[str] = Counter()
     best: dict[str, float] = {}

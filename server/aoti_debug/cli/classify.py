@@ -37,7 +37,10 @@ def human(c: Classification) -> str:  # type: ignore[override]
     if c.fields:
         lines.append("fields:     " + ", ".join(f"{k}={v}" for k, v in sorted(c.fields.items())))
     if c.alternatives:
-        lines.append("also:       " + ", ".join(f"{a.pattern} ({a.confidence:.2f})" for a in c.alternatives))
+        lines.append("also:       " + ", ".join(f"{a.pattern} ({a.confidence:.2f}"
+                                                + (", from similar reports)" if a.source == "similar_reports" else ")")
+                                                for a in c.alternatives))
+    lines += [f"reads like: {s.url} ({s.pattern}, similarity {s.similarity:.2f})" for s in c.similar_reports]
     lines.append(f"guide:      {c.guide.path}  ({c.guide.uri})")
     for s in c.next_steps:
         what = s.tool + (f" --preset {s.preset}" if s.preset else "")

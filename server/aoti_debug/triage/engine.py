@@ -149,7 +149,7 @@ def _classified(ctx: Ctx, step: Step, c: Classification | None, source: str) -> 
     step.found.append(f"{c.pattern} ({c.title}), confidence {c.confidence:.2f}" + (
         "; fields: " + ", ".join(f"{k}={v}" for k, v in list(c.fields.items())[:6]) if c.fields else ""))
     ctx.report.initial_pattern = c.pattern
-    ctx.report.outsider, ctx.report.similar = c.outsider, c.similar
+    ctx.report.outsider, ctx.report.similar_reports = c.outsider, c.similar_reports
     if c.pattern == "unknown":
         ctx.report.seen = c.summary
     ctx.adopt(c, step)

@@ -95,9 +95,9 @@ def markdown(r: TriageReport) -> str:
         out += ["", "**Fix**"] + [f"{i}. {_cut(f, 400)}" for i, f in enumerate(fixes[:MAX_FIXES], 1)]
     if not (rc and rc.named) and not foreign:  # an outsider's fix above is its next step
         out += ["", f"**Next:** {next_thing(r)}"]
-    if r.similar and r.pattern in (None, "unknown"):  # no pattern: the threads it reads like are the next best lead
+    if r.similar_reports and r.pattern in (None, "unknown"):  # no pattern: the threads it reads like are the next lead
         out += ["", "**Public reports it reads like**"] + [
-            f"- {s.url} (`{s.pattern}`, similarity {s.similarity:.2f})" for s in r.similar]
+            f"- {s.url} (`{s.pattern}`, similarity {s.similarity:.2f})" for s in r.similar_reports]
     chain = "; ".join(f"{s.index}. {step_label(s)} " + (f"({s.cost_s:.0f} s)" if s.status != "skipped"
                                                             else "(skipped)") for s in r.steps)
     out += ["", f"Steps: {chain}. Stopped because {STOPPED.get(r.stopped_because or '', 'it ended')}; "

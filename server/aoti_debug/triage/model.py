@@ -134,8 +134,8 @@ class TriageReport(BaseModel):
     seen: str = Field("", description="For a log classified unknown, what the first classification saw (its summary)")
     outsider: str | None = Field(None, description=(
         "Whose failure the log is when it is no compiled model's (classify_error's outsider: engine, triton, build)"))
-    similar: list[SimilarReport] = Field(default_factory=list, description=(
-        "The public reports the first log reads most like (classify_error's `similar`): threads to read"))
+    similar_reports: list[SimilarReport] = Field(default_factory=list, description=(
+        "The public reports the first log reads most like (classify_error's similar_reports): threads to read"))
     steps: list[Step] = Field(default_factory=list)
     root_cause: RootCause | None = None
     stopped_because: Stop | None = None
