@@ -7,6 +7,7 @@ import json
 import random
 from pathlib import Path
 
+import byfile
 import pytest
 from aoti_debug.classify import similar
 from aoti_debug.classify.engine import classify_text
@@ -20,6 +21,10 @@ def cases() -> list[dict]:
 
 def case(case_id: str) -> dict:
     return next(c for c in cases() if c["id"] == case_id)
+
+
+def urls(result) -> list[str]:
+    return [s.url for s in result.similar_reports]
 
 
 def ranked(result) -> list[tuple[str, float, str]]:
@@ -83,7 +88,7 @@ def test_what_a_long_log_printed_before_the_error_does_not_change_the_reports_it
                     for e in range(3) for s in range(0, 500, 3)) * 20
     checked = 0
     for c in cases():
-        if c["split"] != "dev" or len(c["text"].encode()) <= similar.TAIL:
+        if c["split"] != "dev" or len(similar.cleaned(c["text"].encode())) <= similar.TAIL:
             continue
         with similar.excluding(c["url"]):
             alone, late = classify_text(c["text"]), classify_text(noise + "\n" + c["text"])
@@ -92,10 +97,12 @@ def test_what_a_long_log_printed_before_the_error_does_not_change_the_reports_it
     assert checked >= 20
 
 
-def test_ansi_colours_do_not_change_the_reports_a_log_reads_like() -> None:
-    c = case("pytorch/pytorch#153955-1")
-    coloured = "".join(f"\x1b[31m{line}\x1b[0m\n" for line in c["text"].splitlines())
-    assert classify_text(coloured).similar_reports == classify_text(c["text"]).similar_reports
+def test_the_form_a_log_is_handed_over_in_does_not_change_the_reports_it_reads_like() -> None:
+    formats = byfile.load("benchmarks/classify_formats.py").FORMATS
+    sample = [c for c in cases() if c["split"] == "dev"][::10]
+    for name, wrap in formats.items():
+        same = sum(urls(classify_text(wrap(c["text"]))) == urls(classify_text(c["text"])) for c in sample)
+        assert same >= 0.9 * len(sample), (name, same, len(sample))
 
 
 def test_the_tail_keeps_the_last_bytes_across_chunks() -> None:

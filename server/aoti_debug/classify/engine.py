@@ -44,7 +44,8 @@ class Alternative(BaseModel):
     confidence: float = Field(ge=0, le=1)
     evidence: list[Evidence] = Field(default_factory=list, description="Its strongest line")
     source: Literal["rules", "similar_reports"] = Field(default="rules", description=(
-        "What ranked it: 'rules' (a line or weak cue of the log), or 'similar_reports' (the patterns of the public "
+        "What ranked it: 'rules' (a line or weak cue of the log; for 'unknown', a log with no compiled model or a "
+        "weak winner), or 'similar_reports' (the patterns of the public "
         "reports nearest the log, see the result's similar_reports; confidence: their share of similarity times "
         "its nearest report's; no evidence line)"))
 
@@ -81,8 +82,9 @@ class Classification(BaseModel):
         "Next best patterns, up to 3, ranked by their regexes and weak cues (frames, file names, wrappers, "
         "exception types, the phase); 'unknown' (no AOTI failure: the error may be eager PyTorch's own) comes first "
         "when the log shows no compiled model (no phase marker or cue but those any program prints), and second when "
-        "it does but the winner is short of 0.9. Where these rank fewer than three patterns in all, the patterns of "
-        "the nearest public reports fill the ranking (source 'similar_reports'; that can be 'unknown' too)"))
+        "it does but the winner is short of 0.9 (first when the rules rank no other pattern). Where these rank fewer "
+        "than three patterns in all, the patterns of the nearest public reports fill the ranking (source "
+        "'similar_reports'; that can be 'unknown' too)"))
     evidence: list[Evidence] = Field(default_factory=list, description="Lines that decided it")
     fields: dict[str, str] = Field(default_factory=dict, description="Values the rule captured")
     guide: GuideRef

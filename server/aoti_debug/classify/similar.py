@@ -2,8 +2,9 @@
 quoted from an issue thread with the pattern a person chose for it, compared by the words they share (TF-IDF cosine).
 
 The nearest reports are evidence an agent or a user can check (each has its thread's URL), and where the rules rank
-fewer than three patterns, the patterns those reports carry fill the list. A log is compared by its last KiB (cleaned
-of ANSI codes and escapes), and a report counts only when it shares at least 3 words with it. The `test` split is
+fewer than three patterns, the patterns those reports carry fill the list. A log is compared by its last KiB, cleaned
+as the rules read it (ANSI codes, escapes, the prefixes tools add, boilerplate), and a report counts only when it
+shares at least 3 words with it. The `test` split is
 never indexed: it measures how this generalizes."""
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from aoti_debug.common.logread import normalize_chunk
+from aoti_debug.common.logread import clean_line, normalize_chunk
 
 DATA = Path(__file__).parent.parent / "data" / "reports.json"
 WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]{2,}")
@@ -36,18 +37,31 @@ _skip: ContextVar[frozenset[str]] = ContextVar("similar_skip", default=frozenset
 
 
 class SimilarReport(BaseModel):
+    """A public report (the corpus's dev split) whose words the end of the log shares: a thread to read, not a
+    diagnosis."""
+
     url: str = Field(description="The public thread the report is quoted from")
-    pattern: str = Field(description="The pattern a person chose for it")
-    similarity: float = Field(ge=0, le=1, description="Cosine of the words the log and the report share (TF-IDF)")
+    pattern: str = Field(description="The pattern a person chose for it ('unknown': no AOTI failure, or none we know)")
+    similarity: float = Field(ge=0, le=1, description=(
+        "Cosine of the words the log's last KiB and the report share (TF-IDF weights; 1: the same words)"))
 
 
 def words(text: bytes) -> Counter[str]:
     return Counter(w.decode().lower() for w in WORD.findall(text))
 
 
+def cleaned(text: bytes) -> bytes:
+    """The text as the rules read it: ANSI codes and escapes gone, each line without the prefixes tools add (CI
+    timestamps, a rank, docker compose's service, a JSON record's wrapper) and boilerplate lines dropped, so that a
+    log reads like the same reports in whatever form it is handed over."""
+    lines = (clean_line(line) for line in normalize_chunk(text).decode("utf-8", "replace").split("\n"))
+    return "\n".join(line for line in lines if line).encode()
+
+
 def index_text(cases: Iterable[dict]) -> str:
     """What data/reports.json holds: each `dev` case's URL, label and word counts, in corpus order, a line each."""
-    rows = [json.dumps({"url": c["url"], "label": c["label"], "words": dict(sorted(words(c["text"].encode()).items()))},
+    rows = [json.dumps({"url": c["url"], "label": c["label"],
+                        "words": dict(sorted(words(cleaned(c["text"].encode())).items()))},
                        ensure_ascii=False, separators=(",", ":")) for c in cases if c["split"] == "dev"]
     return '{"reports": [\n' + ",\n".join(rows) + "\n]}\n"
 
@@ -81,7 +95,10 @@ class _Index:
 
 @cache
 def _index() -> _Index:
-    return _Index(json.loads(DATA.read_text(encoding="utf-8"))["reports"])
+    try:
+        return _Index(json.loads(DATA.read_text(encoding="utf-8"))["reports"])
+    except (OSError, ValueError, KeyError, TypeError):  # an install without the index compares with nothing
+        return _Index([])
 
 
 @contextmanager
@@ -117,7 +134,7 @@ class Tail:
 def nearest(text: bytes) -> tuple[list[SimilarReport], list[tuple[str, float]]]:
     """The reports nearest the text, and the patterns they point to: each with its share of their summed similarity
     times its best report's similarity, best first."""
-    near = _index().nearest(words(normalize_chunk(text)[-TAIL:]), _skip.get())
+    near = _index().nearest(words(cleaned(text)[-TAIL:]), _skip.get())
     total = sum(s for s, _r in near) or 1.0
     share: Counter[str] = Counter()
     best: dict[str, float] = {}
