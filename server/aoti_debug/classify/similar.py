@@ -4,8 +4,7 @@ quoted from an issue thread with the pattern a person chose for it, compared by 
 The nearest reports are evidence an agent or a user can check (each has its thread's URL), and where the rules rank
 fewer than three patterns, the patterns those reports carry fill the list. A log is compared by its last KiB, cleaned
 as the rules read it (ANSI codes, escapes, the prefixes tools add, boilerplate), and a report counts only when it
-shares at least 3 words with it. The `test` split is
-never indexed: it measures how this generalizes."""
+shares at least 3 words with it. The `test` split is never indexed: it measures how this generalizes."""
 
 from __future__ import annotations
 
