@@ -217,6 +217,9 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
         at = 1 if aoti_context else 0
         nope = (round(max(NO_AOTI_MIN, UNKNOWN_MAX * (1.0 - score)), 4), scored["unknown"][1])
         others = [*others[:at], nope, *others[at:2]]
+    alternatives = [Alternative(pattern=h.rule.id, title=guides[h.rule.id].title, confidence=s,
+                                evidence=[e for e in _evidence(h, 1) or _evidence(h, 1, cues=True) if e.line > 0])
+                    for s, h in others]
     g = guides[win.rule.id]
     summary, confidence = g.summary, score
     if guessed:
@@ -231,12 +234,8 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
             reads = ", ".join(h.rule.id for _s, h in others)
             summary = (outsider.says.format(line=line, note=engines.patterns[idx].note)
                        + (f" It reads like: {reads}." if reads else ""))
-            read = [e for _s, h in others for e in _evidence(h, 1) or _evidence(h, 1, cues=True) if e.line > 0]
             evidence = [Evidence(line=line, text=text, pattern="unknown", weight=engines.patterns[idx].weight),
-                        *(e for e in read if e.line != line)][:EVIDENCE_PER_PATTERN]
-    alternatives = [Alternative(pattern=h.rule.id, title=guides[h.rule.id].title, confidence=s,
-                                evidence=[e for e in _evidence(h, 1) or _evidence(h, 1, cues=True) if e.line > 0])
-                    for s, h in others]
+                        *(e for a in alternatives for e in a.evidence if e.line != line)][:EVIDENCE_PER_PATTERN]
     reports, votes = similar.nearest(tail.text())
     # Where the rules rank fewer than three patterns in all, those the nearest public reports carry fill the ranking.
     listed = {win.rule.id, *(a.pattern for a in alternatives)}
