@@ -133,7 +133,8 @@ def test_a_log_with_nothing_known_is_unknown_at_half_confidence_and_says_so() ->
                            "KeyError: 'lr'\n")
     assert result.pattern == "unknown" and result.confidence == 0.5
     assert result.summary.startswith("Nothing matched")
-    assert all(a.source == "similar_reports" and a.evidence == [] for a in result.alternatives)  # no rule ranks one
+    # no rule ranks one: the reports fill, or with none near, the failures that print no error line
+    assert all(a.source in ("similar_reports", "silent") and a.evidence == [] for a in result.alternatives)
 
 
 def test_weak_cues_rank_alternatives_for_unknown_and_lower_its_confidence() -> None:

@@ -43,11 +43,12 @@ class Alternative(BaseModel):
     title: str
     confidence: float = Field(ge=0, le=1)
     evidence: list[Evidence] = Field(default_factory=list, description="Its strongest line")
-    source: Literal["rules", "similar_reports"] = Field(default="rules", description=(
+    source: Literal["rules", "similar_reports", "silent"] = Field(default="rules", description=(
         "What ranked it: 'rules' (a line or weak cue of the log; for 'unknown', a log with no compiled model or a "
-        "weak winner), or 'similar_reports' (the patterns of the public "
+        "weak winner), 'similar_reports' (the patterns of the public "
         "reports nearest the log, see the result's similar_reports; confidence: their share of similarity times "
-        "its nearest report's; no evidence line)"))
+        "its nearest report's; no evidence line), or 'silent' (nothing else ranked anything: the failures that "
+        "print no error line, a wrong or NaN result, are what is left; a fixed prior, no evidence line)"))
 
 
 class GuideRef(BaseModel):
@@ -242,6 +243,12 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     fill = [(p, v) for p, v in votes if p not in listed][:max(0, 2 - len(alternatives))]
     alternatives += [Alternative(pattern=p, title=guides[p].title, confidence=v, source="similar_reports")
                      for p, v in fill]
+    if not alternatives and win.rule.id == "unknown" and foreign is None:
+        # Nothing named a failure: if the run's failure is its values, the patterns that print no error line apply.
+        silent = sorted((g.rule for g in guides.values() if g.rule and g.rule.silent_prior),
+                        key=lambda r: -(r.silent_prior or 0))
+        alternatives = [Alternative(pattern=r.id, title=guides[r.id].title, confidence=r.silent_prior, source="silent")
+                        for r in silent]
     return Classification(
         pattern=win.rule.id, title=g.title, summary=summary, confidence=confidence, phase=log_phase,
         phase_basis=basis, alternatives=alternatives, similar_reports=reports,

@@ -158,6 +158,9 @@ class Rule(BaseModel):
         default=False,
         description="A symptom, not a cause (a wrong result): it wins only when no other rule matched at all",
     )
+    silent_prior: float | None = Field(None, gt=0, lt=0.1, description=(
+        "A failure that prints no error line (a wrong or NaN result): in a log where neither a rule, a cue nor a "
+        "similar report ranks anything, it is listed as an alternative with this confidence, highest first"))
     captures: list[str] = Field(default_factory=list, description="Named groups reported as fields")
     value_maps: dict[str, dict[str, str]] = Field(
         default_factory=dict, description="field -> {raw value -> readable value}, e.g. device type codes"

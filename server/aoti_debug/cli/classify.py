@@ -10,6 +10,8 @@ from aoti_debug.cli._out import emit
 from aoti_debug.common.errors import BadInput
 from aoti_debug.common.paths import examples_dir
 
+SOURCE_NOTE = {"similar_reports": ", from similar reports)", "silent": ", if the failure is in the values)"}
+
 
 def register(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentParser:
     p = sub.add_parser(name, help="Route an AOTI error log to its pattern, with evidence and next steps")
@@ -38,7 +40,7 @@ def human(c: Classification) -> str:  # type: ignore[override]
         lines.append("fields:     " + ", ".join(f"{k}={v}" for k, v in sorted(c.fields.items())))
     if c.alternatives:
         lines.append("also:       " + ", ".join(f"{a.pattern} ({a.confidence:.2f}"
-                                                + (", from similar reports)" if a.source == "similar_reports" else ")")
+                                                + SOURCE_NOTE.get(a.source, ")")
                                                 for a in c.alternatives))
     lines += [f"reads like: {s.url} ({s.pattern}, similarity {s.similarity:.2f})" for s in c.similar_reports]
     lines.append(f"guide:      {c.guide.path}  ({c.guide.uri})")
