@@ -133,7 +133,7 @@ def test_a_log_with_nothing_known_is_unknown_at_half_confidence_and_says_so() ->
                            "KeyError: 'lr'\n")
     assert result.pattern == "unknown" and result.confidence == 0.5
     assert result.summary.startswith("Nothing matched")
-    # no rule ranks one: the reports fill, or with none near, the failures that print no error line
+    # no rule ranks one: the reports fill, or with none near, the last-resort silent failures
     assert all(a.source in ("similar_reports", "silent") and a.evidence == [] for a in result.alternatives)
 
 

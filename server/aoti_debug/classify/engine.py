@@ -48,7 +48,8 @@ class Alternative(BaseModel):
         "weak winner), 'similar_reports' (the patterns of the public "
         "reports nearest the log, see the result's similar_reports; confidence: their share of similarity times "
         "its nearest report's; no evidence line), or 'silent' (nothing else ranked anything: the failures that "
-        "print no error line, a wrong or NaN result, are what is left; a fixed prior, no evidence line)"))
+        "need no error line of their own, a wrong or NaN result, are a guess of last resort; a fixed prior, no "
+        "evidence line)"))
 
 
 class GuideRef(BaseModel):
@@ -244,7 +245,7 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     alternatives += [Alternative(pattern=p, title=guides[p].title, confidence=v, source="similar_reports")
                      for p, v in fill]
     if not alternatives and win.rule.id == "unknown" and foreign is None:
-        # Nothing named a failure: if the run's failure is its values, the patterns that print no error line apply.
+        # Nothing ranked anything: if the run failed, its values are what is left to suspect (a last-resort guess).
         silent = sorted((g.rule for g in guides.values() if g.rule and g.rule.silent_prior),
                         key=lambda r: -(r.silent_prior or 0))
         alternatives = [Alternative(pattern=r.id, title=guides[r.id].title, confidence=r.silent_prior, source="silent")
