@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import byfile
 import pytest
 from aoti_debug.classify.guides import PATTERN_IDS
+from corpus_cases import accuracy, cases
 
-ROOT = Path(__file__).resolve().parent.parent
-CASES = ROOT / "tests" / "corpus" / "cases.jsonl"
 FIELDS = ["id", "url", "torch", "text", "label", "phase", "split", "why"]
 # What the rules reach on the held-out split (measured, not a target): a change that loses cases fails here.
 TEST_TOP1_FLOOR, TEST_TOP3_FLOOR = 0.73, 0.93  # 2245 cases, 2026-11-26, ninth session: 0.741 / 0.940 (top-3 0.878
@@ -18,13 +16,6 @@ TEST_TOP1_FLOOR, TEST_TOP3_FLOOR = 0.73, 0.93  # 2245 cases, 2026-11-26, ninth s
 # short rankings)
 
 
-def accuracy():
-    return byfile.load("benchmarks/classify_accuracy.py")
-
-
-def cases() -> list[dict]:
-    """The corpus as the accuracy benchmark reads it."""
-    return accuracy().load(CASES)
 
 
 def test_every_case_has_exactly_the_fields_in_order_with_valid_values() -> None:

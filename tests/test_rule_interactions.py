@@ -3,23 +3,9 @@ reports of the corpus's dev split and on the guides' own source-derived example 
 
 from __future__ import annotations
 
-from functools import cache
-
-import byfile
-from aoti_debug.classify import similar
 from aoti_debug.classify.engine import classify_text
 from aoti_debug.classify.guides import load_guides
-
-
-@cache
-def cases() -> dict[str, dict]:
-    return {c["id"]: c for c in byfile.load("benchmarks/classify_accuracy.py").load() if c["split"] == "dev"}
-
-
-def classify_case(case_id: str):
-    c = cases()[case_id]
-    with similar.excluding(c["url"]):
-        return classify_text(c["text"])
+from corpus_cases import classify_dev_case as classify_case
 
 
 def examples(pattern: str, needle: str) -> list[str]:

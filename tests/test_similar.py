@@ -5,22 +5,13 @@ from __future__ import annotations
 
 import json
 import random
-from functools import cache
 
 import byfile
 import pytest
 from aoti_debug.classify import similar
 from aoti_debug.classify.engine import classify_text
-
-
-@cache
-def cases() -> list[dict]:
-    """The corpus as the accuracy benchmark reads it (read once)."""
-    return byfile.load("benchmarks/classify_accuracy.py").load()
-
-
-def case(case_id: str) -> dict:
-    return next(c for c in cases() if c["id"] == case_id)
+from corpus_cases import cases
+from corpus_cases import dev_case as case
 
 
 def urls(result) -> list[str]:

@@ -18,6 +18,7 @@ from aoti_debug.triage.engine import find_package, triage
 from aoti_debug.triage.model import RootCause, TriageReport, TriageRequest
 from aoti_debug.triage.record import get_run
 from aoti_debug.triage.rules import rules
+from corpus_cases import dev_case
 from pkgs import build_example
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -295,8 +296,7 @@ def test_a_log_that_stays_unknown_lists_the_public_reports_it_reads_like(tmp_pat
 
 def test_a_log_with_a_pattern_lists_no_public_reports_in_its_explanation(tmp_path) -> None:
     # quoted from https://github.com/pytorch/pytorch/issues/153955, an export stopped by a data-dependent guard
-    corpus = byfile.load("benchmarks/classify_accuracy.py").load()
-    case = next(c for c in corpus if c["id"] == "pytorch/pytorch#153955-1")
+    case = dev_case("pytorch/pytorch#153955-1")
     log = tmp_path / "export.log"
     log.write_text(case["text"] + "\n")
     r = triage(TriageRequest(log_path=str(log), probe_runtime=False), [tmp_path])

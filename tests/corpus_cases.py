@@ -1,0 +1,36 @@
+"""The real-report corpus as the accuracy benchmark reads it (benchmarks/classify_accuracy.py's `load`), read once per
+test process, for the tests that look cases up or classify them."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import byfile
+from aoti_debug.classify import similar
+from aoti_debug.classify.engine import Classification, classify_text
+
+
+@cache
+def accuracy():
+    """The accuracy benchmark's module (its `load` and `score`)."""
+    return byfile.load("benchmarks/classify_accuracy.py")
+
+
+@cache
+def cases() -> tuple[dict, ...]:
+    """Every case, in file order."""
+    return tuple(accuracy().load())
+
+
+def dev_case(case_id: str) -> dict:
+    """A `dev` case by its id: tests read `test` cases only in aggregate, never one by one."""
+    c = next(c for c in cases() if c["id"] == case_id)
+    assert c["split"] == "dev", f"{case_id} is a {c['split']} case"
+    return c
+
+
+def classify_dev_case(case_id: str) -> Classification:
+    """A `dev` case classified with its own thread left out of the similar-reports index, as the benchmark scores it."""
+    c = dev_case(case_id)
+    with similar.excluding(c["url"]):
+        return classify_text(c["text"])
