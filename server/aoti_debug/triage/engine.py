@@ -218,7 +218,7 @@ def _start(ctx: Ctx, p: TriagePlan) -> None:
         seen = [f"the capture runner saw {n}" for n in r.calls.nonfinite_outputs[:3]]
         ctx.adopt(observed("nan_inf", seen, "run"), step2)
         step2.evidence[:0] = seen
-    elif r.calls and r.calls.eager_mismatches and report.pattern in (None, "unknown"):
+    elif r.calls and r.calls.eager_mismatches and report.unnamed:
         # the repro compared nothing (or said nothing), but the eager hook shows finite wrong values
         seen = [f"the capture runner's eager comparison: {n}" for n in r.calls.eager_mismatches[:3]]
         ctx.adopt(observed("wrong_output", seen, "run"), step2)

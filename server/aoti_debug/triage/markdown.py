@@ -40,7 +40,7 @@ def key_line(r: TriageReport) -> str | None:
 
 def outsider(r: TriageReport) -> context.Outsider | None:
     """Whose failure the log is, when the report ended unknown and the classifier named an outsider."""
-    return context.named(r.outsider) if r.outsider and r.pattern in (None, "unknown") else None
+    return context.named(r.outsider) if r.outsider and r.unnamed else None
 
 
 def next_thing(r: TriageReport) -> str:
@@ -53,7 +53,7 @@ def next_thing(r: TriageReport) -> str:
         return f"Run {step_label(s)} ({s.why.rstrip('.')}); it was skipped: {s.skipped_because}."
     if (foreign := outsider(r)) is not None:
         return f"Not an AOTI failure. {foreign.next}"
-    if r.pattern in (None, "unknown"):
+    if r.unnamed:
         return ("Keep the full output (stdout and stderr) and rerun with the minifier preset to shrink the model; "
                 "report it with the log if nothing above applies.")
     return f"Read the guide {load_guides()[r.pattern].uri} and try its fixes one by one."
@@ -64,7 +64,7 @@ def markdown(r: TriageReport) -> str:
     g = load_guides().get(r.pattern or "unknown")
     title = r.title or (g.title if g else "unknown")
     out = [f"### AOTI crash: {title} (`{r.pattern}`)", ""]
-    what = r.seen if r.pattern in (None, "unknown") and r.seen else (g.summary if g else "")
+    what = r.seen if r.unnamed and r.seen else (g.summary if g else "")
     foreign = outsider(r)
     line = key_line(r)
     out.append(f"**What failed.** {what}" + (f" Key line: `{_cut(line)}`" if line else ""))
@@ -95,7 +95,7 @@ def markdown(r: TriageReport) -> str:
         out += ["", "**Fix**"] + [f"{i}. {_cut(f, 400)}" for i, f in enumerate(fixes[:MAX_FIXES], 1)]
     if not (rc and rc.named) and not foreign:  # an outsider's fix above is its next step
         out += ["", f"**Next:** {next_thing(r)}"]
-    if r.similar_reports and r.pattern in (None, "unknown"):  # no pattern: the threads it reads like are the next lead
+    if r.similar_reports and r.unnamed:  # no pattern: the threads it reads like are the next lead
         out += ["", "**Public reports it reads like**"] + [
             f"- {s.url} (`{s.pattern}`, similarity {s.similarity:.2f})" for s in r.similar_reports]
     chain = "; ".join(f"{s.index}. {step_label(s)} " + (f"({s.cost_s:.0f} s)" if s.status != "skipped"

@@ -148,3 +148,8 @@ class TriageReport(BaseModel):
     next_step: str = ""
     example: ExampleCheck | None = None
     warnings: list[str] = Field(default_factory=list)
+
+    @property
+    def unnamed(self) -> bool:
+        """No pattern was diagnosed (none yet, or `unknown`)."""
+        return self.pattern in (None, "unknown")
