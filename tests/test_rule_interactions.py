@@ -60,3 +60,24 @@ def test_a_dynamo_recompile_limit_is_never_an_export_failure() -> None:
     r = classify_case("Nerogar/OneTrainer#1510-1")
     assert not any("recompile limit" in e.text for e in r.evidence if e.pattern == "export_failure")
     assert "unknown" in [r.pattern, *(a.pattern for a in r.alternatives)][:3]
+
+
+def test_a_bare_crash_of_an_eager_program_is_unknown_with_the_crash_first_among_alternatives() -> None:
+    # an eager research script (the thread: nothing compiled or exported) and a raw TensorRT engine program
+    for case_id in ("SeonghwanSeo/PharmacoNet#6-1", "lvhao7896/DAC2018#1-1"):
+        r = classify_case(case_id)
+        assert r.pattern == "unknown", case_id
+        assert r.alternatives[0].pattern == "segfault_no_message", case_id
+
+
+def test_the_command_or_code_that_compiled_the_model_makes_a_bare_crash_decide() -> None:
+    # an AOTInductor test on the command line; torch.compile in the quoted repro; a script run with --compile
+    for case_id in ("pytorch/pytorch#122051-1", "pytorch/pytorch#101371-1", "pytorch/pytorch#126669-1"):
+        assert classify_case(case_id).pattern == "segfault_no_message", case_id
+
+
+def test_a_marker_with_no_phase_shows_a_compiled_model_but_says_no_phase() -> None:
+    crash = "Segmentation fault (core dumped)"
+    alone, compiled = classify_text(crash), classify_text(f"TORCHINDUCTOR_CPP_WRAPPER=1 python run.py\n{crash}")
+    assert alone.pattern == "unknown" and compiled.pattern == "segfault_no_message"
+    assert compiled.phase_basis == "usual"  # the setting says a compiled model ran, not where it failed

@@ -22,9 +22,10 @@ RULE_PHASE: dict[str, LogPhase] = {"export": "export", "lowering": "compile", "c
 
 
 class Marker(Pattern):
-    """A line or frame that only one phase prints."""
+    """A line or frame that only one phase prints; with no phase, one that shows a compiled model but not where it
+    failed (the command or code that compiled it)."""
 
-    phase: LogPhase
+    phase: LogPhase | None
 
 
 class ExceptionCue(Pattern):
@@ -81,6 +82,7 @@ def decide(seen: list[tuple[int, int]], rule_phases: list[str],
     that decided and what the phase rests on. A marker any program prints (aoti_only: a library the loader could not
     load, a compiler's diagnostic) says the phase only when no other marker and no single phase of the rule does: a
     warning about some other library's load does not make an input check a load failure."""
+    seen = [s for s in seen if markers()[s[1]].phase]
     strong = [s for s in seen if not markers()[s[1]].aoti_only]
     own = {RULE_PHASE[p] for p in rule_phases}
     if not strong and len(own) == 1:
