@@ -1,0 +1,133 @@
+"""How far a second person agrees with the corpus's labels: the ceiling a log classifier can be held to.
+
+`tests/corpus/second_annotator.jsonl` holds a second, independent labelling of a random sample of the corpus's `dev`
+cases (brief: `tests/corpus/second_annotator_brief.md`; the annotator saw each case's text and URL, never the first
+label or the classifier). Each case has two labels: `text_label`, decided from the quoted text alone (what a classifier
+sees), and `thread_label`, decided after reading the thread where it could be found (`thread_seen`).
+
+Printed: how often each agrees with the corpus's label, with a 95% interval; the classifier's top-1 and top-3 on the
+same cases, against the corpus's label and against the second annotator's text label; the annotator's agreement
+reweighted to the whole `dev` split (a sample can be easier or harder than its split: the agreement where the
+classifier is right and where it is wrong, weighted by the classifier's top-1 on the whole split); and the label
+pairs they disagree on. The reference is the second annotator reading the text: a classifier that reads only the
+log can hardly agree with the corpus more often than a careful person reading the same text does.
+
+    PYTHONPATH=server python benchmarks/annotator_agreement.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "server"))
+
+from aoti_debug.classify import similar  # noqa: E402
+from aoti_debug.classify.engine import classify_text  # noqa: E402
+
+CORPUS = ROOT / "tests" / "corpus" / "cases.jsonl"
+SECOND = ROOT / "tests" / "corpus" / "second_annotator.jsonl"
+
+
+def _jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def load(corpus: Path = CORPUS, second: Path = SECOND) -> list[tuple[dict, dict]]:
+    """(corpus case, second annotation) pairs, in the annotations' order; every annotated case is a `dev` case."""
+    cases = {c["id"]: c for c in _jsonl(corpus)}
+    pairs = []
+    for a in _jsonl(second):
+        case = cases.get(a["id"])
+        if case is None or case["split"] != "dev":
+            raise ValueError(f"{a['id']}: not a dev case of the corpus")
+        pairs.append((case, a))
+    return pairs
+
+
+def interval(k: int, n: int) -> tuple[float, float]:
+    """Wilson's 95% interval for k agreements in n."""
+    if n == 0:
+        return 0.0, 0.0
+    z, p = 1.96, k / n
+    mid, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (mid - half) / (1 + z * z / n), (mid + half) / (1 + z * z / n)
+
+
+def ranked(case: dict) -> list[str]:
+    """The classifier's winner and alternatives, its own thread left out of the similar reports (as the accuracy
+    benchmark scores a dev case)."""
+    with similar.excluding(case["url"]):
+        result = classify_text(case["text"])
+    return [result.pattern, *(a.pattern for a in result.alternatives)]
+
+
+def reweighted(pairs: list[tuple[dict, dict]], preds: list[list[str]], key: str, split_top1: float) -> float:
+    """The annotator's agreement (by `key`) where the classifier is right and where it is wrong, weighted by the
+    classifier's top-1 on the whole split."""
+    def share(hit: bool) -> float:
+        rows = [(c, a) for p, (c, a) in zip(preds, pairs, strict=True) if (p[0] == c["label"]) == hit]
+        return sum(a[key] == c["label"] for c, a in rows) / max(len(rows), 1)
+
+    return split_top1 * share(True) + (1 - split_top1) * share(False)
+
+
+def score(pairs: list[tuple[dict, dict]], split: list[dict] | None = None) -> dict:
+    preds = [ranked(case) for case, _a in pairs]
+    seen = [(c, a) for c, a in pairs if a["thread_seen"]]
+    split_top1 = sum(ranked(c)[0] == c["label"] for c in split) / len(split) if split else None
+
+    def agree(rows: list[tuple[dict, dict]], key: str) -> tuple[int, int]:
+        return sum(a[key] == c["label"] for c, a in rows), len(rows)
+
+    return {
+        "n": len(pairs),
+        "text": agree(pairs, "text_label"),
+        "thread": agree(pairs, "thread_label"),
+        "thread_seen": agree(seen, "thread_label"),
+        "text_where_seen": agree(seen, "text_label"),
+        "top1": (sum(p[0] == c["label"] for p, (c, _a) in zip(preds, pairs, strict=True)), len(pairs)),
+        "top3": (sum(c["label"] in p[:3] for p, (c, _a) in zip(preds, pairs, strict=True)), len(pairs)),
+        "top1_vs_text": (sum(p[0] == a["text_label"] for p, (_c, a) in zip(preds, pairs, strict=True)), len(pairs)),
+        "split_top1": split_top1,
+        "text_reweighted": reweighted(pairs, preds, "text_label", split_top1) if split else None,
+        "thread_reweighted": reweighted(pairs, preds, "thread_label", split_top1) if split else None,
+        "pairs": Counter((c["label"], a["text_label"]) for c, a in pairs if a["text_label"] != c["label"]),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--second", type=Path, default=SECOND)
+    args = ap.parse_args(argv)
+    dev = [c for c in _jsonl(CORPUS) if c["split"] == "dev"]
+    s = score(load(second=args.second), dev)
+
+    def line(name: str, kn: tuple[int, int]) -> None:
+        k, n = kn
+        lo, hi = interval(k, n)
+        print(f"   {name:62} {k / max(n, 1):.3f}  [{lo:.3f}, {hi:.3f}]  ({k}/{n})")
+
+    print(f"== {s['n']} dev cases labelled a second time (agreement with the corpus's label, 95% interval)")
+    line("second annotator, the text alone (the reference)", s["text"])
+    line("second annotator, after the thread", s["thread"])
+    line("second annotator, after the thread, where it was found", s["thread_seen"])
+    line("second annotator, the text alone, same cases", s["text_where_seen"])
+    line("classify_error top-1 (dev: the rules were written from it)", s["top1"])
+    line("classify_error top-3", s["top3"])
+    line("classify_error top-1 against the second annotator's text label", s["top1_vs_text"])
+    print(f"   reweighted to the whole dev split (classify_error top-1 there {s['split_top1']:.3f}): the text alone "
+          f"{s['text_reweighted']:.3f}, after the thread {s['thread_reweighted']:.3f}")
+    print("   text label disagreements (corpus label -> second annotator's):")
+    for (label, other), count in s["pairs"].most_common():
+        print(f"     {label:30} -> {other:30} {count}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
