@@ -81,3 +81,16 @@ def test_a_marker_with_no_phase_shows_a_compiled_model_but_says_no_phase() -> No
     alone, compiled = classify_text(crash), classify_text(f"TORCHINDUCTOR_CPP_WRAPPER=1 python run.py\n{crash}")
     assert alone.pattern == "unknown" and compiled.pattern == "segfault_no_message"
     assert compiled.phase_basis == "usual"  # the setting says a compiled model ran, not where it failed
+
+
+def test_any_crash_report_of_a_program_with_nothing_compiled_is_unknown() -> None:
+    # glibc's invalid free in a LibTorch program; faulthandler's thread dump of an RL run; a Windows access violation
+    for case_id in ("pytorch/pytorch#30507-1", "isaac-sim/OmniIsaacGymEnvs#98-1", "Lightricks/ComfyUI-LTXVideo#269-1"):
+        r = classify_case(case_id)
+        assert r.pattern == "unknown", case_id
+        assert "segfault_no_message" in [a.pattern for a in r.alternatives], case_id
+
+
+def test_a_compile_workers_thread_in_a_faulthandler_dump_shows_a_compiled_model() -> None:
+    r = classify_case("sgl-project/sglang#23526-1")  # only Inductor's compile worker pool among the threads
+    assert r.pattern == "segfault_no_message"
