@@ -71,8 +71,10 @@ def test_a_bare_crash_of_an_eager_program_is_unknown_with_the_crash_first_among_
 
 
 def test_the_command_or_code_that_compiled_the_model_makes_a_bare_crash_decide() -> None:
-    # an AOTInductor test on the command line; torch.compile in the quoted repro; a script run with --compile
-    for case_id in ("pytorch/pytorch#122051-1", "pytorch/pytorch#101371-1", "pytorch/pytorch#126669-1"):
+    # an AOTInductor test on the command line; torch.compile in the quoted repro; a script run with --compile;
+    # ExecuTorch's runtime frames under gdb's SIGSEGV
+    for case_id in ("pytorch/pytorch#122051-1", "pytorch/pytorch#101371-1", "pytorch/pytorch#126669-1",
+                    "pytorch/executorch#1858-1"):
         assert classify_case(case_id).pattern == "segfault_no_message", case_id
 
 
