@@ -70,8 +70,9 @@ def test_where_the_rules_rank_nothing_the_nearest_reports_fill_the_ranking_from_
         result = classify_text(c["text"])
         _shown, votes = similar.nearest(c["text"].encode())
     assert result.pattern == "unknown" and {a.source for a in result.alternatives} == {"similar_reports"}
-    assert [(a.pattern, a.confidence) for a in result.alternatives] == [v for v in votes if v[0] != "unknown"][:2]
-    assert len(result.alternatives) == 2
+    patterns = [v for v in votes if v[0] != "unknown"]  # `unknown` is the winner: its votes fill nothing
+    assert [(a.pattern, a.confidence) for a in result.alternatives] == patterns[:2]
+    assert len(result.alternatives) == min(2, len(patterns)) >= 1
 
 
 def test_what_a_long_log_printed_before_the_error_does_not_change_the_reports_it_reads_like() -> None:
