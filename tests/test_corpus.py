@@ -16,8 +16,6 @@ TEST_TOP1_FLOOR, TEST_TOP3_FLOOR = 0.745, 0.93  # 2245 cases, 2026-11-26, tenth 
 # short rankings)
 
 
-
-
 def test_every_case_has_exactly_the_fields_in_order_with_valid_values() -> None:
     bad = {}
     for c in cases():

@@ -3,6 +3,7 @@ reports of the corpus's dev split and on the guides' own source-derived example 
 
 from __future__ import annotations
 
+import pytest
 from aoti_debug.classify.engine import classify_text
 from aoti_debug.classify.guides import load_guides
 from corpus_cases import classify_dev_case as classify_case
@@ -96,3 +97,43 @@ def test_any_crash_report_of_a_program_with_nothing_compiled_is_unknown() -> Non
 def test_a_compile_workers_thread_in_a_faulthandler_dump_shows_a_compiled_model() -> None:
     r = classify_case("sgl-project/sglang#23526-1")  # only Inductor's compile worker pool among the threads
     assert r.pattern == "segfault_no_message"
+
+
+CRASH = "Segmentation fault (core dumped)"
+
+
+@pytest.mark.parametrize("line", [
+    'python generate.py --prompt "Hello, my name is" --fake 7B  --compile false',  # a compile flag set off
+    "python main.py --name GCN --amp True --compile False --device cuda:0",
+    "python setup.py install --compile-rosco",  # a package's own build flag
+    "python setup_for_test_only.py install --compile",  # setuptools byte-compiling
+    "TORCHDYNAMO_DISABLE=1 python train.py",  # compilation turned off
+    "--env TORCHINDUCTOR_CACHE_DIR=/var/tmp",  # a container setting, no command that compiles
+    "# model = torch.compile(model)",  # commented out
+    "Consider using torch.compile() to speed up your model.",  # prose
+    '  File "/x/pytorch/test/inductor/test_triton_kernels.py", line 2913, in test_autotune_unbacked',  # eager test code
+])
+def test_a_line_that_only_mentions_compiling_shows_no_compiled_model(line: str) -> None:
+    r = classify_text(f"{line}\n{CRASH}")
+    assert r.pattern == "unknown" and r.alternatives[0].pattern == "segfault_no_message"
+
+
+@pytest.mark.parametrize("line", [
+    "python generate.py --checkpoint-path model.pt --compile --compile_prefill",
+    "python generate.py --dso-path model.so",
+    "TORCHINDUCTOR_CPP_WRAPPER=1 python run.py",
+    "Running only test/inductor/test_aot_inductor_package.py::TestAOTInductorPackage_cuda::test_add",
+    "    model = torch.compile(model, mode='max-autotune')",
+    "@torch.compile",
+    "skipping cudagraphs due to mutated inputs (1 instances)",
+])
+def test_the_command_code_or_log_line_of_a_compiled_model_makes_a_crash_decide(line: str) -> None:
+    assert classify_text(f"{line}\n{CRASH}").pattern == "segfault_no_message"
+
+
+def test_an_eager_error_stays_unknown_beside_a_compile_flag_set_off() -> None:
+    flag = "python train.py --compile false"
+    for error in ("RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x3 and 4x5)",
+                  "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, "
+                  "cuda:0 and cpu!"):
+        assert classify_text(f"{flag}\n{error}").pattern == "unknown", error
