@@ -18,7 +18,6 @@ log can hardly agree with the corpus more often than a careful person reading th
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import random
 import sys
@@ -26,24 +25,21 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "server"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from aoti_debug.classify import similar  # noqa: E402
-from aoti_debug.classify.engine import classify_text  # noqa: E402
+# The corpus as the accuracy benchmark reads it, and a case classified as it scores one (its own thread left out of
+# the similar reports).
+from classify_accuracy import CORPUS, predict  # noqa: E402
+from classify_accuracy import load as load_corpus  # noqa: E402
 
-CORPUS = ROOT / "tests" / "corpus" / "cases.jsonl"
 SECOND = ROOT / "tests" / "corpus" / "second_annotator.jsonl"
-
-
-def _jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def load(corpus: Path = CORPUS, second: Path = SECOND) -> list[tuple[dict, dict]]:
     """(corpus case, second annotation) pairs, in the annotations' order; every annotated case is a `dev` case."""
-    cases = {c["id"]: c for c in _jsonl(corpus)}
+    cases = {c["id"]: c for c in load_corpus(corpus)}
     pairs = []
-    for a in _jsonl(second):
+    for a in load_corpus(second):
         case = cases.get(a["id"])
         if case is None or case["split"] != "dev":
             raise ValueError(f"{a['id']}: not a dev case of the corpus")
@@ -58,14 +54,6 @@ def interval(k: int, n: int) -> tuple[float, float]:
     z, p = 1.96, k / n
     mid, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
     return (mid - half) / (1 + z * z / n), (mid + half) / (1 + z * z / n)
-
-
-def ranked(case: dict) -> list[str]:
-    """The classifier's winner and alternatives, its own thread left out of the similar reports (as the accuracy
-    benchmark scores a dev case)."""
-    with similar.excluding(case["url"]):
-        result = classify_text(case["text"])
-    return [result.pattern, *(a.pattern for a in result.alternatives)]
 
 
 def reweighted(pairs: list[tuple[dict, dict]], preds: list[list[str]], key: str, split_top1: float) -> float:
@@ -89,11 +77,14 @@ def draws(hits: list[bool], size: int, count: int = DRAWS) -> tuple[float, float
     return min(tops), max(tops)
 
 
-def score(pairs: list[tuple[dict, dict]], split: list[dict] | None = None) -> dict:
-    preds = [ranked(case) for case, _a in pairs]
+def score(pairs: list[tuple[dict, dict]], split: list[dict]) -> dict:
+    """The agreements and classify_error's figures on the pairs; `split` (holding every paired case) for the
+    reweighting and the draws. Each case of the split is classified once."""
+    ranked = {c["id"]: predict(c)[0] for c in split}
+    preds = [ranked[case["id"]] for case, _a in pairs]
     seen = [(c, a) for c, a in pairs if a["thread_seen"]]
-    hits = [ranked(c)[0] == c["label"] for c in split] if split else []
-    split_top1 = sum(hits) / len(hits) if split else None
+    hits = [ranked[c["id"]][0] == c["label"] for c in split]
+    split_top1 = sum(hits) / len(hits)
 
     def agree(rows: list[tuple[dict, dict]], key: str) -> tuple[int, int]:
         return sum(a[key] == c["label"] for c, a in rows), len(rows)
@@ -108,9 +99,9 @@ def score(pairs: list[tuple[dict, dict]], split: list[dict] | None = None) -> di
         "top3": (sum(c["label"] in p[:3] for p, (c, _a) in zip(preds, pairs, strict=True)), len(pairs)),
         "top1_vs_text": (sum(p[0] == a["text_label"] for p, (_c, a) in zip(preds, pairs, strict=True)), len(pairs)),
         "split_top1": split_top1,
-        "draws": draws(hits, len(pairs)) if split else None,
-        "text_reweighted": reweighted(pairs, preds, "text_label", split_top1) if split else None,
-        "thread_reweighted": reweighted(pairs, preds, "thread_label", split_top1) if split else None,
+        "draws": draws(hits, len(pairs)),
+        "text_reweighted": reweighted(pairs, preds, "text_label", split_top1),
+        "thread_reweighted": reweighted(pairs, preds, "thread_label", split_top1),
         "pairs": Counter((c["label"], a["text_label"]) for c, a in pairs if a["text_label"] != c["label"]),
     }
 
@@ -119,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--second", type=Path, default=SECOND)
     args = ap.parse_args(argv)
-    dev = [c for c in _jsonl(CORPUS) if c["split"] == "dev"]
+    dev = [c for c in load_corpus() if c["split"] == "dev"]
     s = score(load(second=args.second), dev)
 
     def line(name: str, kn: tuple[int, int]) -> None:
