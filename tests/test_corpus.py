@@ -99,7 +99,6 @@ def test_the_corpus_classifies_the_same_in_every_format_tools_hand_logs_over_in(
     assert low == {}
 
 
-
 def test_second_annotations_are_of_dev_cases_with_pattern_labels_and_agree_as_measured() -> None:
     mod = byfile.load("benchmarks/annotator_agreement.py")
     pairs = mod.load()  # raises on a case that is not a dev case of the corpus
