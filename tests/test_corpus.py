@@ -11,7 +11,7 @@ from corpus_cases import accuracy, cases
 
 FIELDS = ["id", "url", "torch", "text", "label", "phase", "split", "why"]
 # What the rules reach on the held-out split (measured, not a target): a change that loses cases fails here.
-TEST_TOP1_FLOOR, TEST_TOP3_FLOOR = 0.745, 0.93  # 2245 cases, 2026-11-26, tenth session: 0.756 / 0.939 (top-3 0.878
+TEST_TOP1_FLOOR, TEST_TOP3_FLOOR = 0.755, 0.93  # 2245 cases, 2026-11-27, eleventh session: 0.766 / 0.940 (top-3 0.878
 # before `unknown` ranked where a negative is likelier and the nearest public reports and the silent failures filled
 # short rankings)
 
@@ -107,6 +107,7 @@ def test_second_annotations_are_of_dev_cases_with_pattern_labels_and_agree_as_me
         assert list(a) == ["id", "text_label", "thread_label", "thread_seen", "note"], a["id"]
         assert {a["text_label"], a["thread_label"]} <= set(PATTERN_IDS), a["id"]
         assert isinstance(a["thread_seen"], bool) and a["note"].strip(), a["id"]
-    # the text-alone agreement the docs quote (0.838 of 240): a relabel that moves it must update them
+    # the text-alone agreement the docs quote (0.825 of 240; 0.838 before the native library audit changed the policy
+    # the second annotator read): a relabel that moves it must update them
     agree = sum(a["text_label"] == c["label"] for c, a in pairs)
-    assert agree == 201
+    assert agree == 198

@@ -7,6 +7,7 @@ import pytest
 from aoti_debug.classify.engine import classify_text
 from aoti_debug.classify.guides import load_guides
 from corpus_cases import classify_dev_case as classify_case
+from corpus_cases import dev_case
 
 
 def examples(pattern: str, needle: str) -> list[str]:
@@ -137,3 +138,41 @@ def test_an_eager_error_stays_unknown_beside_a_compile_flag_set_off() -> None:
                   "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, "
                   "cuda:0 and cpu!"):
         assert classify_text(f"{flag}\n{error}").pattern == "unknown", error
+
+
+@pytest.mark.parametrize("case_id", [
+    "pytorch/pytorch#157709-1",  # libtorch_python.so needs a newer GLIBCXX: no frame at all
+    "pytorch/pytorch#7070-1",  # from torch._C import * in torch/__init__.py, a DLL of torch missing
+    "pytorch/pytorch#131662-1",  # IPython's frame of torch/__init__.py, fbgemm.dll (escaped backslashes)
+    "huggingface/diffusers#5247-1",  # torch's own "Error loading ...torch\lib\c10.dll", in French
+])
+def test_torch_itself_failing_to_import_is_a_broken_install_not_a_native_mismatch(case_id) -> None:
+    r = classify_case(case_id)
+    assert (r.pattern, r.outsider, r.confidence, r.next_steps) == ("unknown", "install", 0.5, [])
+    assert r.summary.startswith("torch itself failed to import")
+    assert "native_abi" in [a.pattern for a in r.alternatives]  # what the loader's words read like
+
+
+def test_an_import_failure_beside_a_compiled_model_is_ours_and_an_extensions_own_load_is_no_install() -> None:
+    glibcxx = classify_case("pytorch/pytorch#157709-1")
+    assert glibcxx.outsider == "install"
+    text = dev_case("pytorch/pytorch#157709-1")["text"]
+    frame = '  File "/v/site-packages/torch/_inductor/codecache.py", line 2203, in load_pybinding\n'
+    assert classify_text(frame + text).pattern == "native_abi"  # a compiled model in view: its words decide
+    # an extension imported after torch: its own .so, not torch's install
+    ext = classify_case("Dao-AILab/flash-attention#1717-1")
+    assert (ext.pattern, ext.outsider) == ("version_skew", None)
+
+
+@pytest.mark.parametrize("symbol", [
+    "_ZN3c104cuda9SetDeviceEi",  # a signature that changed between releases
+    "_ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE",  # new-ABI string
+    "_ZN3c105ErrorC1ENS_14SourceLocationERKSs",  # old-ABI string
+    "_ZNR5torch7Library4_defEN3c1012FunctionSchemaEPNS_12CppFunctionENS_12_RegisterOrVerifyE",  # ref-qualified
+])
+def test_every_undefined_torch_cxx_symbol_is_a_library_built_against_another_torch(symbol) -> None:
+    line = f"ImportError: /env/site-packages/ext/_C.cpython-310-x86_64-linux-gnu.so: undefined symbol: {symbol}"
+    r = classify_text(line)
+    assert r.pattern == "version_skew" and r.fields["missing_symbol"] == symbol
+    # a C shim or another library's symbol is the native side's
+    assert classify_text(line.replace(symbol, "cuModuleGetFunction")).pattern == "native_abi"

@@ -133,7 +133,8 @@ class TriageReport(BaseModel):
     title: str | None = None
     seen: str = Field("", description="For a log classified unknown, what the first classification saw (its summary)")
     outsider: str | None = Field(None, description=(
-        "Whose failure the log is when it is no compiled model's (classify_error's outsider: engine, triton, build)"))
+        "Whose failure the log is when it is no compiled model's (classify_error's outsider: engine, triton, build, "
+        "install)"))
     similar_reports: list[SimilarReport] = Field(default_factory=list, description=(
         "The public reports the first log reads most like (classify_error's similar_reports): threads to read"))
     steps: list[Step] = Field(default_factory=list)
