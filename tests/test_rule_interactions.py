@@ -176,3 +176,22 @@ def test_every_undefined_torch_cxx_symbol_is_a_library_built_against_another_tor
     assert r.pattern == "version_skew" and r.fields["missing_symbol"] == symbol
     # a C shim or another library's symbol is the native side's
     assert classify_text(line.replace(symbol, "cuModuleGetFunction")).pattern == "native_abi"
+
+
+@pytest.mark.parametrize("case_id", [
+    "Cambridge-ICCS/FTorch#34-1",  # a CMake project against libtorch: ATen.h's own #error
+    "pytorch/pytorch#32938-1",  # PyTorch's own ATen source failing in its CI build
+    "thu-coai/DA-Transformer#7-1",  # a project's own CUDA extension, JIT-built, with a too-old GCC
+])
+def test_a_compiler_error_in_code_inductor_did_not_generate_names_no_compiled_model(case_id) -> None:
+    r = classify_case(case_id)
+    assert r.pattern == "unknown" and "cpp_compile_error" in [a.pattern for a in r.alternatives[:2]]
+
+
+@pytest.mark.parametrize("case_id", [
+    "pytorch/pytorch#179902-1",  # MSVC on Inductor's hashed c<51>.main.cpp
+    "pytorch/pytorch#104319-1",  # g++ on Inductor's CPU vectorization: Vectorized<float>, tmp2
+    "pytorch/pytorch#181621-1",  # 'tmp8' was not declared: a name only generated code has
+])
+def test_a_compiler_error_naming_generated_code_is_the_compiled_models(case_id) -> None:
+    assert classify_case(case_id).pattern == "cpp_compile_error"
