@@ -195,3 +195,61 @@ def test_a_compiler_error_in_code_inductor_did_not_generate_names_no_compiled_mo
 ])
 def test_a_compiler_error_naming_generated_code_is_the_compiled_models(case_id) -> None:
     assert classify_case(case_id).pattern == "cpp_compile_error"
+
+
+# Lines of packages that are not torch but whose paths end in torch (review of the install outsider): an extension's
+# own import failing, and a device backend that torch autoloads, are the extension's, not torch's install.
+IPEX_FRAME = ('  File "/env/site-packages/intel_extension_for_pytorch/__init__.py", line 94, in <module>\n'
+              "    from . import cpu\n")
+HABANA_FRAME = '  File "/env/site-packages/habana_frameworks/torch/__init__.py", line 3, in <module>\n    import x\n'
+NPU_AUTOLOAD = ('  File "/env/site-packages/torch/__init__.py", line 2700, in <module>\n    _import_device_backends()\n'
+                '  File "/env/site-packages/torch/__init__.py", line 2650, in _import_device_backends\n'
+                "    backend_extension = entrypoint.load()\n")
+EXT_SYMBOL = "ImportError: /env/site-packages/ext/libext.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n"
+
+
+@pytest.mark.parametrize("frames", [IPEX_FRAME, HABANA_FRAME, NPU_AUTOLOAD])
+def test_a_package_whose_path_ends_in_torch_or_a_backend_torch_autoloads_is_no_broken_install(frames) -> None:
+    r = classify_text("Traceback (most recent call last):\n" + frames + EXT_SYMBOL)
+    assert (r.pattern, r.outsider) == ("version_skew", None)
+    ipex_dll = ('OSError: [WinError 126] The specified module could not be found. Error loading "C:\\env\\'
+                'site-packages\\intel_extension_for_pytorch\\lib\\intel-ext-pt-gpu.dll" or one of its dependencies.')
+    assert classify_text(ipex_dll).outsider is None
+
+
+@pytest.mark.parametrize("line", [
+    "/home/u/proj/csrc/kernel.cpp:12:3: error: 'foo' was not declared in this scope",  # a project's own kernel.cpp
+    "error: 'tmp1' is not a valid key for the config",  # a generated name, but no compiler's words
+    "/home/u/ext/src/vec.cpp:40:7: error: no match for 'operator+' (operand types are 'Vectorized<float>')",
+])
+def test_a_compiler_error_outside_generated_code_marks_no_compiled_model(line) -> None:
+    r = classify_text(line)
+    assert r.pattern == "unknown"
+
+
+def test_a_compile_error_on_a_name_only_generated_code_has_marks_a_compiled_model() -> None:
+    assert classify_text("error: 'tmp8' was not declared in this scope").pattern == "cpp_compile_error"
+    assert classify_text("error: could not convert 'tmp2' from 'Vectorized<float>'").pattern == "cpp_compile_error"
+
+
+def test_open_mpis_signal_line_alone_is_no_compiled_models_crash() -> None:
+    mpi = "[node-3:70544] *** Process received signal ***\n[node-3:70544] Signal: Segmentation fault (11)\n"
+    alone = classify_text(mpi)
+    assert alone.pattern == "unknown" and alone.alternatives[0].pattern == "segfault_no_message"
+    assert classify_text("TORCHINDUCTOR_CPP_WRAPPER=1 python run.py\n" + mpi).pattern == "segfault_no_message"
+
+
+@pytest.mark.parametrize("symbol", ["_ZTIN3c1021AutogradMetaInterfaceE", "_ZTVN2at10TensorImplE"])
+def test_a_torch_classs_typeinfo_or_vtable_missing_is_version_skew_too(symbol) -> None:
+    line = f"ImportError: /x/mmcv/_ext.cpython-37m-x86_64-linux-gnu.so: undefined symbol: {symbol}"
+    assert classify_text(line).pattern == "version_skew"
+
+
+def test_only_the_c_files_triton_builds_read_as_its_toolchain() -> None:
+    assert classify_text("/tmp/tmpab/main.c:5:10: fatal error: Python.h: No such file or directory").pattern \
+        == "toolchain_setup"
+    assert classify_text("C:\\Temp\\tmpq\\__triton_launcher.c(123): error C2059: syntax error: '}'").pattern \
+        == "toolchain_setup"
+    # a project's own C file is its build's
+    assert classify_text("C:\\proj\\src\\foo.c(12): error C2065: 'x': undeclared identifier").pattern == "unknown"
+    assert classify_text("/home/u/proj/foo.c:5:10: error: unknown type name 'bar'").pattern != "toolchain_setup"
