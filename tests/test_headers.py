@@ -15,12 +15,17 @@ from aoti_debug.triage.causes import from_classification
 pytestmark = pytest.mark.spawns
 
 
+# Inductor names the C++ it writes by a hash of its contents (c + 51 base32 characters), which is how a compiler's
+# diagnostic alone shows generated code (a project's own file's error would be its build's, not a compiled model's).
+GENERATED = "c" + "k7qzx3m2vwa5yb4nf6hd2j3lp5rt7cge4s6o2iuq3ya5xwz7bd4" + ".cpp"
+
+
 def compile_including(tmp_path: Path, header: str) -> str:
-    """g++'s own output for a file whose only line includes `header` (no -I flags)."""
+    """g++'s own output for a file Inductor could have written whose only line includes `header` (no -I flags)."""
     gxx = shutil.which("g++")
     if gxx is None:
         pytest.skip("g++ is not installed")
-    src = tmp_path / "generated.cpp"
+    src = tmp_path / GENERATED
     src.write_text(f"#include <{header}>\nint main() {{ return 0; }}\n")
     out = subprocess.run([gxx, "-c", str(src), "-o", str(tmp_path / "x.o")], capture_output=True, text=True,
                          timeout=60, stdin=subprocess.DEVNULL)
