@@ -227,6 +227,10 @@ def test_a_compiler_error_outside_generated_code_marks_no_compiled_model(line) -
     assert r.pattern == "unknown"
 
 
+def test_a_generated_name_in_a_line_that_is_no_compilers_marks_no_compile_phase() -> None:
+    assert classify_text("error: 'tmp1' is not a valid key for the config").phase is None
+
+
 def test_a_compile_error_on_a_name_only_generated_code_has_marks_a_compiled_model() -> None:
     assert classify_text("error: 'tmp8' was not declared in this scope").pattern == "cpp_compile_error"
     assert classify_text("error: could not convert 'tmp2' from 'Vectorized<float>'").pattern == "cpp_compile_error"
@@ -246,10 +250,26 @@ def test_a_torch_classs_typeinfo_or_vtable_missing_is_version_skew_too(symbol) -
 
 
 def test_only_the_c_files_triton_builds_read_as_its_toolchain() -> None:
-    assert classify_text("/tmp/tmpab/main.c:5:10: fatal error: Python.h: No such file or directory").pattern \
+    assert classify_text("/tmp/tmpab/cuda_utils.c:12:3: error: unknown type name 'CUtensorMap'").pattern \
         == "toolchain_setup"
     assert classify_text("C:\\Temp\\tmpq\\__triton_launcher.c(123): error C2059: syntax error: '}'").pattern \
         == "toolchain_setup"
     # a project's own C file is its build's
     assert classify_text("C:\\proj\\src\\foo.c(12): error C2065: 'x': undeclared identifier").pattern == "unknown"
     assert classify_text("/home/u/proj/foo.c:5:10: error: unknown type name 'bar'").pattern != "toolchain_setup"
+
+
+@pytest.mark.parametrize("text", [
+    # a source checkout in a folder named for its version
+    'File "/home/u/src/pytorch-2.4/torch/__init__.py", line 290, in <module>\n    from torch._C import *\n'
+    "ImportError: /home/u/src/pytorch-2.4/torch/lib/libtorch_cpu.so: undefined symbol: _ZN3c105ErrorC1Ev",
+    # a PyInstaller app: a relative frame and its _internal folder
+    'File "torch\\__init__.py", line 139, in <module>\n'
+    "OSError: [WinError 126] The specified module could not be found. "
+    'Error loading "C:\\app\\dist\\main\\_internal\\torch\\lib\\c10.dll" or one of its dependencies.',
+    # IPython 7 (Colab) frames
+    "/usr/local/lib/python3.10/dist-packages/torch/__init__.py in <module>()\n    197     from torch._C import *\n"
+    "ImportError: libcudnn.so.8: cannot open shared object file: No such file or directory",
+])
+def test_torch_failing_to_import_from_a_checkout_an_app_bundle_or_a_notebook_is_an_install_too(text) -> None:
+    assert classify_text(text).outsider == "install"
