@@ -270,3 +270,59 @@ def test_only_the_c_files_triton_builds_read_as_its_toolchain() -> None:
 ])
 def test_torch_failing_to_import_from_a_checkout_an_app_bundle_or_a_notebook_is_an_install_too(text) -> None:
     assert classify_text(text).outsider == "install"
+
+
+def test_symbolic_shapes_recording_log_of_an_unbacked_guard_is_export_even_with_a_comma_in_the_expression() -> None:
+    # torch/fx/experimental/recording.py logs "failed while running %s(*%s, **%s)"; pytorch/pytorch#134616
+    prefix = "E1112 08:15:17.837140 457319 site-packages/torch/fx/experimental/recording.py:298] "
+    r = classify_text(prefix + "failed while running evaluate_expr(*(Eq(u0, 1), None), **{'fx_node': False})")
+    assert r.pattern == "export_failure"
+    assert r.fields.get("expression") == "Eq(u0, 1)"
+    nested = classify_text("failed during evaluate_expr(Eq(Mod(u0, 2), 0), hint=None, size_oblivious=False")
+    assert nested.pattern == "export_failure"
+    # a guard with a hint is on a backed symbol: nothing data-dependent
+    hinted = classify_text(prefix + "failed while running evaluate_expr(*(Eq(s0, 1), True), **{'fx_node': False})")
+    assert hinted.pattern == "unknown"
+
+
+@pytest.mark.parametrize("line", [
+    # before 2.8 (torch/_dynamo/utils.py get_fake_value); NVIDIA/cuEquivariance#77
+    "torch._dynamo.exc.Unsupported: dynamic shape operator: aten.nonzero.default; to enable, set "
+    "torch._dynamo.config.capture_dynamic_output_shape_ops = True",
+    "torch._dynamo.exc.Unsupported: data dependent operator: aten._local_scalar_dense.default; to enable, set "
+    "torch._dynamo.config.capture_scalar_outputs = True",
+    "torch._dynamo.exc.Unsupported: Tensor.item",
+    # the 2.8+ gb_types of the same breaks
+    "torch._dynamo.exc.Unsupported: Dynamic shape operator\n"
+    "  Explanation: Operator `aten.nonzero.default`'s output shape depends on input Tensor data.\n"
+    "  Hint: Enable tracing of dynamic shape operators with "
+    "`torch._dynamo.config.capture_dynamic_output_shape_ops = True`",
+    "torch._dynamo.exc.Unsupported: Unsupported Tensor.item() call with capture_scalar_outputs=False",
+    # a recompile limit, with the frames that raise it (Nerogar/OneTrainer#1510)
+    'File "/venv/lib/python3.12/site-packages/torch/_dynamo/exc.py", line 657, in unimplemented\n'
+    "    raise Unsupported(msg, gb_type, skip_frame)\n"
+    "torch._dynamo.exc.Unsupported: Dynamo recompile limit exceeded",
+])
+def test_a_break_only_torch_compile_raises_is_no_export_failure_not_even_as_a_guess(line) -> None:
+    # torch._dynamo.export turns capture_scalar_outputs and capture_dynamic_output_shape_ops on
+    # (torch/_dynamo/eval_frame.py), and export traces once: these come from plain torch.compile
+    r = classify_text(line)
+    assert r.pattern == "unknown"
+
+
+def test_the_breaks_export_can_raise_stay_export_failures() -> None:
+    # with the capture configs on, an op with no dynamic-shape meta kernel still stops export
+    assert classify_text("torch._dynamo.exc.Unsupported: dynamic shape operator: aten.repeat_interleave.Tensor; "
+                         "Operator does not have a meta kernel that supports dynamic output shapes, please report "
+                         "an issue to PyTorch").pattern == "export_failure"
+    assert classify_text("torch._dynamo.exc.Unsupported: Dynamic shape operator (no meta kernel)").pattern \
+        == "export_failure"
+    assert classify_text("torch._dynamo.exc.Unsupported: generic_jump TensorVariable()").pattern == "export_failure"
+
+
+def test_an_op_missing_from_torch_library_counts_only_next_to_a_compiled_model() -> None:
+    # torch/_library/fake_impl.py raises it from register_fake in any program (fudan-generative-vision/hallo#98)
+    line = "RuntimeError: operator _C::scaled_fp4_quant does not exist"
+    assert classify_text(line).pattern == "unknown"
+    loaded = classify_text("torch._inductor.aoti_load_package('model.pt2')\n" + line)
+    assert loaded.pattern == "custom_op"
