@@ -308,9 +308,10 @@ def test_a_usual_phase_outside_the_rules_phases_is_refused() -> None:
 def test_a_library_load_in_a_log_with_no_compiled_model_reports_the_load_phase_but_ranks_no_package_pattern() -> None:
     # the phase (load) is reported, but what a load usually means is said of packages: it does not rank them here
     result = classify_text("ImportError: libGL.so.1: cannot open shared object file: No such file or directory\n")
-    ranked = [result.pattern, *(a.pattern for a in result.alternatives)]
-    assert result.phase == "load"
-    assert ranked == ["native_abi", "unknown", "version_skew"]  # no device_mismatch_load from the phase
+    ranked = [(a.pattern, a.source) for a in result.alternatives]
+    assert result.phase == "load" and result.pattern == "native_abi"
+    assert ranked[:2] == [("unknown", "rules"), ("version_skew", "rules")]  # no device_mismatch_load from the phase
+    assert all(source == "similar_reports" for _p, source in ranked[2:])
 
 
 # https://github.com/SesameAILabs/csm/issues/69: Inductor's failure, cut before what raised it

@@ -84,9 +84,9 @@ class Classification(BaseModel):
         "Next best patterns, up to 3, ranked by their regexes and weak cues (frames, file names, wrappers, "
         "exception types, the phase); 'unknown' (no AOTI failure: the error may be eager PyTorch's own) comes first "
         "when the log shows no compiled model (no phase marker or cue but those any program prints), and second when "
-        "it does but the winner is short of 0.9 (first when the rules rank no other pattern). Where these rank fewer "
-        "than three patterns in all, the patterns of the nearest public reports fill the ranking (source "
-        "'similar_reports'; that can be 'unknown' too)"))
+        "it does but the winner is short of 0.9 (first when the rules rank no other pattern). The patterns of the "
+        "nearest public reports rank among the others by their confidence (source 'similar_reports'; that can be "
+        "'unknown' too); a pattern both rank is listed once, at the surer of the two"))
     evidence: list[Evidence] = Field(default_factory=list, description="Lines that decided it")
     fields: dict[str, str] = Field(default_factory=dict, description="Values the rule captured")
     guide: GuideRef
@@ -143,6 +143,24 @@ def _seen(others: list[Hits], marker: phases.Marker | None, excs: Hits | None = 
         return "Nothing matched: no known error line, no AOTI or Inductor frame, no phase marker."
     likely = ", ".join(h.rule.id for h in others)
     return f"No decisive line. Seen: {'; '.join(notes[:4])}." + (f" Weakly suggests: {likely}." if likely else "")
+
+
+def _with_reports(alternatives: list[Alternative], votes: list[tuple[str, float]], winner: str) -> list[Alternative]:
+    """The rules' alternatives and the patterns the nearest public reports carry, ranked together by confidence (a
+    rule's first at equal confidence), up to 3; a pattern both rank is listed once, at the surer of the two. `unknown`
+    as the rules place it (no AOTI failure) keeps its slot, and a report's `unknown` then adds nothing."""
+    nope = next((i for i, a in enumerate(alternatives) if a.pattern == "unknown"), None)
+    guides = load_guides()
+    near = [Alternative(pattern=p, title=guides[p].title, confidence=v, source="similar_reports")
+            for p, v in votes if p != winner]
+    ranked: dict[str, Alternative] = {}
+    for a in sorted([a for a in alternatives if a.pattern != "unknown"] + near, key=lambda a: -a.confidence):
+        if a.pattern not in ranked and not (nope is not None and a.pattern == "unknown"):
+            ranked[a.pattern] = a
+    out = list(ranked.values())[:3 if nope is None else 2]
+    if nope is not None:
+        out.insert(nope, alternatives[nope])
+    return out
 
 
 def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = None) -> Classification:
@@ -240,11 +258,7 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
             evidence = [Evidence(line=line, text=text, pattern="unknown", weight=engines.patterns[idx].weight),
                         *(e for a in alternatives for e in a.evidence if e.line != line)][:EVIDENCE_PER_PATTERN]
     reports, votes = similar.nearest(tail.text())
-    # Where the rules rank fewer than three patterns in all, those the nearest public reports carry fill the ranking.
-    listed = {win.rule.id, *(a.pattern for a in alternatives)}
-    fill = [(p, v) for p, v in votes if p not in listed][:max(0, 2 - len(alternatives))]
-    alternatives += [Alternative(pattern=p, title=guides[p].title, confidence=v, source="similar_reports")
-                     for p, v in fill]
+    alternatives = _with_reports(alternatives, votes, win.rule.id)
     if not alternatives and win.rule.id == "unknown" and foreign is None:
         # Nothing ranked anything: if the run failed, its values are what is left to suspect (a last-resort guess).
         silent = sorted((g.rule for g in guides.values() if g.rule and g.rule.silent_prior),

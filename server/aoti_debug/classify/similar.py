@@ -1,8 +1,8 @@
 """The public reports a log reads most like (data/reports.json): the `dev` split of the real-report corpus, each
 quoted from an issue thread with the pattern a person chose for it, compared by the words they share (TF-IDF cosine).
 
-The nearest reports are evidence an agent or a user can check (each has its thread's URL), and where the rules rank
-fewer than three patterns, the patterns those reports carry fill the list. A log is compared by its last KiB, cleaned
+The nearest reports are evidence an agent or a user can check (each has its thread's URL), and the patterns those
+reports carry rank among the rules' alternatives by confidence. A log is compared by its last KiB, cleaned
 as the rules read it (ANSI codes, escapes, the prefixes tools add, boilerplate), and a report counts only when it
 shares at least 3 words with it. The `test` split is never indexed: it measures how this generalizes."""
 
