@@ -326,3 +326,75 @@ def test_an_op_missing_from_torch_library_counts_only_next_to_a_compiled_model()
     assert classify_text(line).pattern == "unknown"
     loaded = classify_text("torch._inductor.aoti_load_package('model.pt2')\n" + line)
     assert loaded.pattern == "custom_op"
+
+
+def test_a_device_assert_on_a_value_is_no_index_out_of_bounds() -> None:
+    # binary_cross_entropy's target range in eager training: a value check, which the policy keeps no class for
+    assert classify_case("balajiselvaraj1601/RCF_Pytorch_Updated#8-1").pattern == "unknown"
+    nan_check = ("/home/tristanr/pytorch/torch/csrc/distributed/c10d/NanCheck.cu:217: checkForNaN: block: [0,0,0], "
+                 "thread: [0,0,0] Assertion `!isnan(tailPtr[threadIdx.x])` failed.")
+    assert classify_text(nan_check).pattern == "unknown"
+    # an assert on a class index (nll_loss2d) is an index's, eager or not
+    cls = ("/pytorch/aten/src/ATen/native/cuda/Loss.cu:180: nll_loss_forward_no_reduce_cuda_kernel: block: [0,0,0], "
+           "thread: [3,0,0] Assertion `cur_target >= 0 && cur_target < n_classes` failed.")
+    assert classify_text(cls).pattern == "triton_index_out_of_bounds"
+
+
+def test_an_android_tombstone_is_a_crash_report_beside_an_exported_program_only() -> None:
+    # debuggerd's frame in ExecuTorch's runtime (torch::executor shows the exported program)
+    r = classify_case("pytorch/executorch#4237-1")
+    assert r.pattern == "segfault_no_message" and r.confidence == 0.5
+    bionic = ("2024-11-15 12:18:06.547 28737-28810 libc                    com.example.executorchllamademo      A  "
+              "Fatal signal 11 (SIGSEGV), code 2 (SEGV_ACCERR), fault addr 0xb400007343057000 in tid 28819 (Thread-2)")
+    alone = classify_text(bionic)
+    assert alone.pattern == "unknown" and alone.alternatives[0].pattern == "segfault_no_message"
+    assert classify_text("TORCHINDUCTOR_CPP_WRAPPER=1 python run.py\n" + bionic).pattern == "segfault_no_message"
+    # a frame of some other program's tombstone, with no compiled model in view, stays unknown
+    other = "07-12 10:11:23.542 11569 11569 F DEBUG   :       #12 pc 00000000031345c4  /data/local/tmp/app (foo+380)"
+    assert classify_text(other).pattern == "unknown"
+
+
+def test_lldb_stopping_on_a_signal_reads_like_the_shells_report_of_it() -> None:
+    run = "TORCHINDUCTOR_CPP_WRAPPER=1 python run.py\n"
+    segv = classify_text(run + "* thread #1, name = 'python3', stop reason = signal SIGSEGV: invalid address")
+    assert segv.pattern == "segfault_no_message" and segv.confidence >= 0.5
+    # an abort is weak, as the shell's Aborted: the message before it is the cause when there is one
+    abort = classify_text(run + "* thread #1, name = 'mtk_llama_execu', stop reason = signal SIGABRT")
+    assert (abort.pattern, abort.confidence) == ("segfault_no_message", 0.4)
+    assert classify_text(run + "* thread #1, name = 'python3', stop reason = breakpoint 1.1").pattern == "unknown"
+
+
+def test_a_quoted_dlerror_cut_before_its_reason_is_still_a_missing_library() -> None:
+    assert classify_case("pytorch/executorch#17632-1").pattern == "native_abi"
+    assert classify_text("OSError: libfoo.so: cannot open shared object file: Permission denied").pattern \
+        == "native_abi"
+    # the driver's library beside a compiled model stays the device's
+    libcuda = "TORCHINDUCTOR_CPP_WRAPPER=1 python run.py\nImportError: libcuda.so.1: cannot open shared object file"
+    assert classify_text(libcuda).pattern == "device_mismatch_load"
+
+
+def test_ncclss_cuda_check_names_the_fault_it_found() -> None:
+    ima = "enqueue.cc:1556 NCCL WARN Cuda failure 700 'an illegal memory access was encountered'"
+    assert classify_text(ima).pattern == "cuda_illegal_memory_access"
+    assert classify_text("include/alloc.h:316 NCCL WARN Cuda failure 'out of memory'").pattern == "out_of_memory"
+
+
+@pytest.mark.parametrize("case_id", ["tinygrad/tinygrad#11442-1", "NVIDIA/TensorRT#2926-1"])
+def test_tinygrad_and_tensorrts_error_format_name_another_engine(case_id) -> None:
+    r = classify_case(case_id)
+    assert (r.pattern, r.outsider) == ("unknown", "engine")
+
+
+def test_tensorrts_error_format_beside_torch_keeps_the_class() -> None:
+    # Torch-TensorRT: TensorRT's allocator failing in a PyTorch program is out of memory (the policy's first bullet)
+    r = classify_case("pytorch/TensorRT#4227-1")
+    assert (r.pattern, r.outsider) == ("out_of_memory", None)
+
+
+def test_r_torch_failing_to_start_is_a_broken_install() -> None:
+    r = classify_case("mlverse/torch#866-1")
+    assert (r.pattern, r.outsider) == ("unknown", "install")
+    # an extension's own old-libstdc++ failure, with no such line, stays native_abi
+    ext = ("ImportError: /lib64/libstdc++.so.6: version `GLIBCXX_3.4.20' not found "
+           "(required by /env/site-packages/myext/_C.so)")
+    assert classify_text(ext).pattern == "native_abi"
