@@ -398,3 +398,83 @@ def test_r_torch_failing_to_start_is_a_broken_install() -> None:
     ext = ("ImportError: /lib64/libstdc++.so.6: version `GLIBCXX_3.4.20' not found "
            "(required by /env/site-packages/myext/_C.so)")
     assert classify_text(ext).pattern == "native_abi"
+
+
+MEGATRON_NVCC = "0: nvcc fatal   : Unsupported gpu architecture 'compute_90'"
+
+
+def test_nvcc_too_old_for_the_gpu_decides_only_beside_a_compiled_model() -> None:
+    # Triton never runs nvcc: alone, it is an extension's or a project's build (Megatron's fused kernels)
+    assert classify_text(MEGATRON_NVCC).pattern == "unknown"
+    assert classify_case("NVIDIA/Megatron-LM#278-1").pattern == "unknown"
+    cuda_template = "torch._inductor.exc.CUDACompileError: C++ compile error\n"
+    assert classify_text(cuda_template + MEGATRON_NVCC).pattern == "toolchain_setup"
+    # ptxas, which Triton runs for any kernel, keeps its class whoever launched it
+    assert classify_text("ptxas fatal   : Value 'sm_120' is not defined for option 'gpu-name'").pattern \
+        == "toolchain_setup"
+
+
+XCRUN = ("xcrun: error: invalid active developer path (/Library/Developer/CommandLineTools), missing xcrun at: "
+         "/Library/Developer/CommandLineTools/usr/bin/xcrun")
+
+
+def test_macos_build_tools_missing_decide_only_beside_a_compiled_model() -> None:
+    assert classify_text(XCRUN).pattern == "unknown"  # pip building a C extension prints it too
+    inductor = ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+                "CppCompileError: C++ compile error\n")
+    assert classify_text(inductor + XCRUN).pattern == "toolchain_setup"
+
+
+def test_a_relocation_error_of_a_projects_own_link_is_no_compiled_models() -> None:
+    own = ("/usr/bin/ld: /tmp/ccjNdJf6.o: relocation R_X86_64_32 against `.text' can not be used when making a "
+           "shared object; recompile with -fPIC")
+    assert classify_text(own).pattern == "unknown"
+    assert classify_case("zai-org/ChatGLM-6B#196-1").pattern == "unknown"
+    assert classify_text("TORCHINDUCTOR_CPP_WRAPPER=1 python run.py\n" + own).pattern == "cpp_compile_error"
+
+
+def test_msvc_named_in_capitals_building_tritons_launcher_is_the_toolchain() -> None:
+    cmd = ("subprocess.CalledProcessError: Command '['C:\\\\VS\\\\bin\\\\Hostx64\\\\x64\\\\cl.EXE', "
+           "'C:\\\\Users\\\\u\\\\AppData\\\\Local\\\\Temp\\\\tmpiq\\\\{}', '/nologo', '/O2']' "
+           "returned non-zero exit status 2.")
+    assert classify_text(cmd.format("main.c")).pattern == "toolchain_setup"
+    assert classify_case("kijai/ComfyUI-WanVideoWrapper#119-1").pattern == "toolchain_setup"
+    # the same compiler on C++ is a C++ compile, not Triton's launcher
+    assert classify_text(cmd.format("model.cpp")).pattern != "toolchain_setup"
+
+
+def test_triton_failing_to_lower_its_own_ops_is_a_generated_kernels_failure_only_beside_a_compiled_model() -> None:
+    lines = ("error: failed to legalize operation 'tt.load' that was explicitly marked illegal\n"
+             "Pass execution failedLLVM ERROR: Failed to translate TritonGPU to LLVM IR.\n")
+    assert classify_text(lines).pattern == "unknown"  # a hand-written kernel fails the same way
+    assert classify_case("pytorch/pytorch#101137-1").pattern == "lowering_error"
+    # another MLIR project's dialect is not Triton's
+    other = "TORCHINDUCTOR_MAX_AUTOTUNE=1 python run.py\n"
+    tt_xla = "error: failed to legalize operation 'ttir.scatter' that was explicitly marked illegal"
+    assert classify_text(other + tt_xla).pattern != "lowering_error"
+
+
+def test_llvm_unreachable_in_tritons_compiler_is_a_generated_kernels_failure_only_beside_a_compiled_model() -> None:
+    dpas = ("UNREACHABLE executed at /runner/_work/intel-xpu-backend-for-triton/intel-xpu-backend-for-triton/"
+            "third_party/intel/lib/Analysis/DPAS.cpp:80!")
+    assert classify_text(dpas).pattern == "unknown"
+    assert classify_text("TORCHINDUCTOR_MAX_AUTOTUNE=1 python run.py\n" + dpas).pattern == "lowering_error"
+    llvm = "UNREACHABLE executed at /build/llvm-project/llvm/lib/CodeGen/SelectionDAG/LegalizeDAG.cpp:1234!"
+    assert classify_text("TORCHINDUCTOR_MAX_AUTOTUNE=1 python run.py\n" + llvm).pattern != "lowering_error"
+
+
+def test_python_failing_to_parse_inductors_generated_module_is_a_codegen_failure() -> None:
+    generated = ("SyntaxError: invalid syntax. Perhaps you forgot a comma? "
+                 "(c2swhvevsvcfe3t7py66ebm444p2oq4p5iw2ywffmxngsqmqnok6.py, line 85)")
+    assert classify_text(generated).pattern == "lowering_error"
+    assert classify_case("pytorch/pytorch#135954-1").pattern == "lowering_error"
+    assert classify_text("SyntaxError: invalid syntax. Perhaps you forgot a comma? (train.py, line 85)").pattern \
+        == "unknown"
+
+
+def test_a_metal_shader_a_program_compiles_itself_is_no_generated_kernel() -> None:
+    assert classify_case("pytorch/pytorch#144648-1").pattern == "unknown"  # torch.mps.compile_shader by hand
+    metal = "program_source:1:5: error: expected unqualified-id"
+    assert classify_text(metal).pattern == "unknown"
+    assert classify_text("python test/inductor/test_torchinductor.py -k test_cat_unbacked_2d_mps\n" + metal).pattern \
+        == "lowering_error"
