@@ -478,3 +478,45 @@ def test_a_metal_shader_a_program_compiles_itself_is_no_generated_kernel() -> No
     assert classify_text(metal).pattern == "unknown"
     assert classify_text("python test/inductor/test_torchinductor.py -k test_cat_unbacked_2d_mps\n" + metal).pattern \
         == "lowering_error"
+
+
+def test_a_compiled_models_result_printed_under_its_name_shows_a_compiled_model() -> None:
+    # pytorch/pytorch#183768: the printed inf is the compiled model's, so the weak printed-NaN line decides
+    eager = "eager:    [52.959457 60.454998 50.993343  1.316958]\n"
+    compiled = "compiled: [     inf      inf      inf 1.316958]\n"
+    assert classify_text(eager + compiled).pattern == "nan_inf"
+    assert classify_text("Mode B (Inductor) -> Min: 0.0000e+00, Max: 0.0000e+00, HasNaN: True").pattern == "nan_inf"
+    # a label that merely starts like one is no compiled result
+    assert classify_text("InductorError: CppCompileError: C++ compile error\n" + eager).pattern != "nan_inf"
+
+
+def test_an_eager_programs_printed_nan_is_unknown() -> None:
+    assert classify_text("CUDA result: tensor([[[nan, nan, nan, nan, nan, nan],").pattern == "unknown"
+    assert classify_text("# torch out: array([inf,  0.,  2.], dtype=float32)").pattern == "unknown"
+    assert classify_case("pytorch/pytorch#153209-1").pattern == "unknown"
+    # beside the code that compiled the model it decides
+    assert classify_text("fn = torch.compile(model)\nout: tensor([[nan, 0.5]])").pattern == "nan_inf"
+
+
+def test_a_max_abs_error_written_as_an_identifier_is_a_comparison() -> None:
+    line = "AssertionError: Compilation check MaxAbsError: 1.24863 (tol: 5e-05) for field `atomic_energy`."
+    assert classify_text(line).pattern == "wrong_output"
+    assert classify_text("rows=3 max_abs_error=0.25 tol=1e-06").pattern == "wrong_output"
+    assert classify_text("model.layers.0.mlp | GptOssMLP  max|diff| 33.50   rel 0.39").pattern == "wrong_output"
+    # the name of the setting, with no value, is not one
+    assert classify_text("    max_abs_error = None").pattern == "unknown"
+
+
+def test_torch_testings_older_messages_and_pytest_approx_are_comparisons() -> None:
+    old = ("AssertionError: With rtol=1.3e-06 and atol=1e-05, found 2 element(s) (out of 4) whose difference(s) "
+           "exceeded the margin of error (including {n} nan comparisons). The greatest difference was {d} "
+           "({a} vs. 22.0), which occurred at index (1, 1).")
+    assert classify_text(old.format(n=0, d="13.0", a="9.0")).pattern == "wrong_output"
+    assert classify_text(old.format(n=1, d="nan", a="nan")).pattern == "nan_inf"
+    assert classify_text("AssertionError: False is not true : Tensors failed to compare as equal!").pattern \
+        == "wrong_output"
+    approx = ("E       assert array([[200.,... 200., 200.]]) == approx([[300....0 ± 2.0e+00]])\n"
+              "E         comparison failed. Mismatched elements: 1 / 9:\n")
+    r = classify_text(approx)
+    assert (r.pattern, r.fields.get("mismatched")) == ("wrong_output", "1 / 9")
+    assert classify_text("E       assert approx_equal(a, b)").pattern == "unknown"
