@@ -3,7 +3,10 @@ reports of the corpus's dev split and on the guides' own source-derived example 
 
 from __future__ import annotations
 
+from unittest import mock
+
 import pytest
+from aoti_debug.classify import similar
 from aoti_debug.classify.engine import classify_text
 from aoti_debug.classify.guides import load_guides
 from corpus_cases import classify_dev_case as classify_case
@@ -520,3 +523,84 @@ def test_torch_testings_older_messages_and_pytest_approx_are_comparisons() -> No
     r = classify_text(approx)
     assert (r.pattern, r.fields.get("mismatched")) == ("wrong_output", "1 / 9")
     assert classify_text("E       assert approx_equal(a, b)").pattern == "unknown"
+
+
+def rule_alternatives(text: str) -> list[str]:
+    """The patterns the rules rank behind the winner, best first, with no public report to rank any."""
+    with mock.patch.object(similar, "nearest", return_value=([], [])):
+        return [a.pattern for a in classify_text(text).alternatives]
+
+
+def test_a_cubin_the_driver_refuses_ranks_another_gpus_build_behind_the_toolchain() -> None:
+    # CUDA_ERROR_INVALID_IMAGE through Triton's load_binary: a driver older than Triton's ptxas (decides), or a cubin
+    # built for another GPU by a cache or generated code carried from another host (ranks)
+    inductor = 'File "/x/torch/_inductor/runtime/triton_heuristics.py", line 520, in _precompile_config\n'
+    line = "RuntimeError: Triton Error [CUDA]: device kernel image is invalid"
+    r = classify_text(inductor + line)
+    assert r.pattern == "toolchain_setup"
+    assert "device_mismatch_load" in rule_alternatives(inductor + line)
+    assert "device_mismatch_load" in [r.pattern, *(a.pattern for a in classify_case("pytorch/pytorch#141744-1")
+                                                   .alternatives[:2])]
+    other = "RuntimeError: Triton Error [CUDA]: an illegal memory access was encountered"
+    assert "device_mismatch_load" not in rule_alternatives(inductor + other)
+
+
+def test_an_error_that_only_names_the_compiler_ranks_the_toolchain_before_a_cpp_compile_error() -> None:
+    # a compiler's own diagnostic decides cpp_compile_error; an error line that only names the compiler (ptxas exiting
+    # with a code, gcc not found) is more often the toolchain (27 toolchain_setup against 11 on dev)
+    ptxas = "RuntimeError: `ptxas` failed with error code 4294967295: "  # kijai/ComfyUI-WanVideoWrapper#88
+    ranked = rule_alternatives("TORCHINDUCTOR_MAX_AUTOTUNE=1 python run.py\n" + ptxas)
+    assert ranked.index("toolchain_setup") < ranked.index("cpp_compile_error")
+    diagnostic = ("/tmp/torchinductor_u/ab/cabcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxy.cpp:12:5: error: "
+                  "'tmp3' was not declared in this scope")
+    assert classify_text(diagnostic).pattern == "cpp_compile_error"
+
+
+def test_backend_compiler_failed_with_its_cause_cut_ranks_the_toolchain_too() -> None:
+    # triton-ascend#2104: a Triton install without what Inductor looks for, cut before the final line
+    r = classify_case("triton-lang/triton-ascend#2104-1")
+    assert "toolchain_setup" in [r.pattern, *(a.pattern for a in r.alternatives[:2])]
+    lowering = ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+                "LoweringException: AssertionError: \n  target: aten.index_put.default")
+    assert classify_text(lowering).pattern == "lowering_error"
+
+
+def test_an_error_naming_a_fake_tensor_ranks_the_tracing_failures() -> None:
+    fake_add = "TypeError: unsupported operand type(s) for +: 'FakeTensor' and 'FakeTensor'"  # pytorch#101066
+    # two fake modes that disagree (torch/_guards.py, detect_fake_mode; pytorch#171674)
+    modes = "AssertionError: fake mode (...) from tracing context 0 doesn't match mode (...) from fake tensor input 0"
+    for line in (fake_add, modes):
+        assert classify_text(line).pattern == "unknown"
+        assert "export_failure" in rule_alternatives(line), line
+    for case_id in ("pytorch/pytorch#171674-1", "pytorch/pytorch#101066-1"):  # their own threads left out
+        r = classify_case(case_id)
+        assert "export_failure" in [r.pattern, *(a.pattern for a in r.alternatives[:2])], case_id
+    assert "export_failure" not in rule_alternatives("TypeError: unsupported operand type(s) for +: 'Tensor' and 'str'")
+
+
+def test_a_failure_surfacing_at_cuda_synchronize_ranks_an_earlier_kernels_illegal_access() -> None:
+    frames = ('File "/x/triton/testing.py", line 118, in do_bench\n    di.synchronize()\n'
+              'File "/x/torch/cuda/__init__.py", line 985, in synchronize\n    return torch._C._cuda_synchronize()')
+    assert classify_text(frames).pattern == "unknown"
+    assert "cuda_illegal_memory_access" in rule_alternatives(frames)
+    r = classify_case("vllm-project/vllm#17344-1")
+    assert "cuda_illegal_memory_access" in [r.pattern, *(a.pattern for a in r.alternatives[:2])]
+    launch = 'File "/x/torch/cuda/__init__.py", line 319, in _lazy_init\n    torch._C._cuda_init()'
+    assert "cuda_illegal_memory_access" not in rule_alternatives(launch)
+
+
+def test_a_crash_in_the_sources_of_tritons_compiler_ranks_a_lowering_error() -> None:
+    frame = (" 4 0x000000000101252b MMA16816SmemLoader::loadX4()  /opt/openai/triton/third_party/nvidia/lib/"
+             "TritonNVIDIAGPUToLLVM/ConvertLayoutOpToLLVM/SharedToDotOperandMMAv2.cpp:418")
+    assert "lowering_error" in rule_alternatives("Segmentation fault (core dumped)\n" + frame)
+    assert classify_text(frame).pattern == "unknown"  # a hand-written kernel crashes the compiler too
+    llvm = " 3 0x00000000015db7ea llvm::SelectionDAG::Legalize()  /build/llvm-project/llvm/lib/CodeGen/Legalize.cpp:12"
+    assert "lowering_error" not in rule_alternatives("Segmentation fault (core dumped)\n" + llvm)
+
+
+def test_the_cuda_libraries_allocation_statuses_are_out_of_memory() -> None:
+    for line in ("RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED",
+                 "RuntimeError: cuFFT error: CUFFT_ALLOC_FAILED",
+                 "RuntimeError: cusolver error: CUSOLVER_STATUS_ALLOC_FAILED, when calling `cusolverDnCreate(handle)`"):
+        assert classify_text(line).pattern == "out_of_memory", line
+    assert classify_text("RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED").pattern != "out_of_memory"
