@@ -604,3 +604,16 @@ def test_the_cuda_libraries_allocation_statuses_are_out_of_memory() -> None:
                  "RuntimeError: cusolver error: CUSOLVER_STATUS_ALLOC_FAILED, when calling `cusolverDnCreate(handle)`"):
         assert classify_text(line).pattern == "out_of_memory", line
     assert classify_text("RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED").pattern != "out_of_memory"
+
+
+def test_torch_compile_refusing_the_platform_is_no_compiled_models_failure_but_ranks_the_toolchain() -> None:
+    # torch/_dynamo/eval_frame.py check_if_dynamo_supported: raised before anything is compiled (a platform gate)
+    for line in ("RuntimeError: Windows not yet supported for torch.compile",
+                 "RuntimeError: Python 3.12+ not yet supported for torch.compile"):
+        r = classify_text(line)
+        assert r.pattern == "unknown", line
+        assert r.alternatives[0].pattern == "toolchain_setup", line
+    r = classify_case("ostris/ai-toolkit#28-1")
+    assert r.pattern == "unknown"
+    assert "toolchain_setup" in [a.pattern for a in r.alternatives]
+    assert "toolchain_setup" not in rule_alternatives("RuntimeError: torch.compile is not supported on this model")
