@@ -617,3 +617,93 @@ def test_torch_compile_refusing_the_platform_is_no_compiled_models_failure_but_r
     assert r.pattern == "unknown"
     assert "toolchain_setup" in [a.pattern for a in r.alternatives]
     assert "toolchain_setup" not in rule_alternatives("RuntimeError: torch.compile is not supported on this model")
+
+
+# TensorFlow's TPU runtime out of HBM, quoted from https://github.com/DifferentiableUniverseInitiative/flowpm/issues/27
+TF_TPU_OOM = ("E1111 07:35:00.272763 140408571025152 error_handling.py:81] Closing session due to error From "
+              "/job:worker/replica:0/task:0:\n"
+              "Compilation failure: Ran out of memory in memory space hbm. Used 41.74G of 16.00G hbm. Exceeded hbm "
+              "capacity by 25.74G.\n")
+
+
+def test_tensorflows_device_names_with_no_word_of_torch_are_another_engines_log() -> None:
+    r = classify_text(TF_TPU_OOM)
+    assert (r.pattern, r.outsider) == ("unknown", "engine")
+    assert r.alternatives[0].pattern == "out_of_memory"
+    assert classify_case("DifferentiableUniverseInitiative/flowpm#27-1").pattern == "unknown"
+    # torch_xla's XRT runtime prints the same device names next to torch's own frames: ours, its OOM stands
+    assert classify_case("huggingface/transformers#22328-1").pattern == "out_of_memory"
+    frame = '  File "/v/site-packages/torch_xla/core/xla_model.py", line 1093, in mark_step\n'
+    assert classify_text(frame + TF_TPU_OOM).pattern == "out_of_memory"
+
+
+# Torch-TensorRT's TorchScript runtime rejecting a CPU input, quoted from https://github.com/pytorch/TensorRT/issues/1446
+TS_DEVICE = (
+    "RuntimeError: The following operation failed in the TorchScript interpreter.\n"
+    "Traceback of TorchScript (most recent call last):\n"
+    "RuntimeError: [Error thrown at core/runtime/execute_engine.cpp:87] Expected inputs[pyt_idx].is_cuda() to be "
+    "true but got false\n"
+    "Expected input tensors to have device cuda, found device cpu\n")
+
+
+def test_a_torchscript_programs_failure_is_no_compiled_models_but_its_out_of_memory_stands() -> None:
+    r = classify_text(TS_DEVICE)
+    assert (r.pattern, r.outsider, r.next_steps) == ("unknown", "torchscript", [])
+    assert r.alternatives[0].pattern == "input_device_mismatch"
+    assert r.summary.startswith("A TorchScript program's failure")
+    # the same check under torch.compile (a Dynamo frame above it) is ours
+    frame = '  File "/v/site-packages/torch/_dynamo/eval_frame.py", line 655, in _fn\n'
+    assert classify_text(frame + TS_DEVICE.splitlines()[-1] + "\n").pattern == "input_device_mismatch"
+    assert classify_text(frame + TS_DEVICE).pattern == "input_device_mismatch"
+    # the allocator's class keeps its class in a scripted program, as in eager code
+    assert classify_case("pytorch/TensorRT#603-1").pattern == "out_of_memory"
+
+
+# libtorch running a TorchScript model, quoted from https://github.com/aiqm/torchani/issues/609
+LAZY_NVRTC = (
+    "terminate called after throwing an instance of 'c10::Error'\n"
+    "  what():  Error in dlopen or dlsym: libnvrtc-f4909b87.so.11.0: cannot open shared object file: No such file "
+    "or directory\n"
+    "Exception raised from checkDL at /home/nazanin/programs/pytorch/aten/src/ATen/DynamicLibrary.cpp:23 (most "
+    "recent call first):\n")
+
+
+def test_torchs_own_nvrtc_missing_is_a_broken_install_and_an_aoti_so_failing_dlopen_is_not() -> None:
+    r = classify_text(LAZY_NVRTC)
+    assert (r.pattern, r.outsider) == ("unknown", "install")
+    assert r.summary.startswith("torch itself failed to import or to load one of its own libraries")
+    assert "native_abi" in [a.pattern for a in r.alternatives]
+    # the same loader failing on a compiled kernel's .so (AOTI eager) is the package's native mismatch
+    assert classify_case("pytorch/pytorch#125308-1").pattern == "native_abi"
+    other = ("RuntimeError: Error in dlopen: /tmp/x/aoti_eager/aten/cpu/lib/c45k/cawb.so: cannot open shared object "
+             "file: No such file or directory")
+    assert classify_text(other).pattern == "native_abi"
+
+
+def test_a_program_too_new_for_the_hosts_libstdcxx_is_no_library_load() -> None:
+    tool = ("/home/dli/.triton/llvm/llvm-4017f04e-ubuntu-x64/bin/mlir-tblgen: /lib64/libstdc++.so.6: version "
+            "'GLIBCXX_3.4.26' not found (required by /home/dli/.triton/llvm/llvm-4017f04e-ubuntu-x64/bin/mlir-tblgen)")
+    assert classify_text(tool).pattern == "unknown"
+    assert classify_case("triton-lang/triton#3397-1").pattern == "unknown"
+    # a library that needs it is native_abi, with or without the object named
+    assert classify_case("RenYurui/PIRender#21-1").pattern == "native_abi"
+    assert classify_case("triton-lang/triton#1543-1").pattern == "native_abi"
+    assert classify_text("ImportError: /lib64/libstdc++.so.6: version `GLIBCXX_3.4.30' not found").pattern \
+        == "native_abi"
+
+
+# OpenCV's import failing on a missing system library, quoted from https://github.com/chenfei-wu/TaskMatrix/issues/262
+CV2_LIBGL = """\
+  File "/home/xx/miniconda3/envs/visgpt/lib/python3.8/site-packages/cv2/__init__.py", line 153, in bootstrap
+    native_module = importlib.import_module("cv2")
+ImportError: libGL.so.1: cannot open shared object file: No such file or directory
+"""
+
+
+def test_opencvs_own_import_with_no_word_of_torch_is_not_a_native_mismatch_of_ours() -> None:
+    r = classify_text(CV2_LIBGL)
+    assert (r.pattern, r.outsider) == ("unknown", "engine")
+    assert r.alternatives[0].pattern == "native_abi"
+    # in a PyTorch program's log (a torch frame) the missing library is the policy's native_abi again
+    frame = '  File "/v/site-packages/torch/nn/modules/module.py", line 1751, in _call_impl\n'
+    assert classify_text(frame + CV2_LIBGL).pattern == "native_abi"
