@@ -707,3 +707,24 @@ def test_opencvs_own_import_with_no_word_of_torch_is_not_a_native_mismatch_of_ou
     # in a PyTorch program's log (a torch frame) the missing library is the policy's native_abi again
     frame = '  File "/v/site-packages/torch/nn/modules/module.py", line 1751, in _call_impl\n'
     assert classify_text(frame + CV2_LIBGL).pattern == "native_abi"
+
+
+def test_the_items_of_a_draft_export_report_pasted_without_its_header_are_an_export_failure() -> None:
+    # torch/export/_draft_export.py FailureReport.print (Guard Added, Data dependent error);
+    # https://github.com/pytorch/pytorch/issues/151094 quotes a Guard Added item alone
+    guard = ("1. Guard Added.\n"
+             "    A guard was added during tracing, which might've resulted in some incorrect\n"
+             "    tracing or constraint violation error.\n"
+             "    Specifically, this guard was added: Eq(Mod(s21*s5*s89, 2560), 0), where {'s5': \"L['x'].size()[0]\"}"
+             ".")
+    assert classify_text(guard).pattern == "export_failure"
+    data_dep = ("2. Data dependent error.\n"
+                "    When exporting, we were unable to evaluate the value of `u306`.\n"
+                "    Please add `torch._check(...)` to the original code to assert this data-dependent assumption.")
+    r = classify_text(data_dep)
+    assert r.pattern == "export_failure"
+    assert r.fields.get("expression") == "u306"
+    # the symbolic-shapes INFO log of a guard is no report of a failed export
+    log = ("I0215 10:11:12.345000 123 torch/fx/experimental/symbolic_shapes.py:6328] [0/0] "
+           "eval Eq(s0, 3) [guard added] (_refs/__init__.py:3698 in _reshape_view_helper)")
+    assert classify_text(log).pattern != "export_failure"
