@@ -728,3 +728,14 @@ def test_the_items_of_a_draft_export_report_pasted_without_its_header_are_an_exp
     log = ("I0215 10:11:12.345000 123 torch/fx/experimental/symbolic_shapes.py:6328] [0/0] "
            "eval Eq(s0, 3) [guard added] (_refs/__init__.py:3698 in _reshape_view_helper)")
     assert classify_text(log).pattern != "export_failure"
+
+
+def test_tritons_cpu_tensor_check_decides_only_beside_a_compiled_model() -> None:
+    # Triton's launcher raises it for any kernel: a hand-written one given a CPU tensor is the program's own
+    # (state-spaces/mamba#699); beside Inductor's launcher it is a compiled model's input on the wrong device
+    line = "ValueError: Pointer argument (at 1) cannot be accessed from Triton (cpu tensor?)"
+    bare = classify_text(line)
+    assert bare.pattern == "unknown"
+    assert bare.alternatives[0].pattern == "input_device_mismatch"
+    frame = '  File "/x/torch/_inductor/runtime/triton_heuristics.py", line 1100, in run\n'
+    assert classify_text(frame + line).pattern == "input_device_mismatch"
