@@ -739,3 +739,31 @@ def test_tritons_cpu_tensor_check_decides_only_beside_a_compiled_model() -> None
     assert bare.alternatives[0].pattern == "input_device_mismatch"
     frame = '  File "/x/torch/_inductor/runtime/triton_heuristics.py", line 1100, in run\n'
     assert classify_text(frame + line).pattern == "input_device_mismatch"
+
+
+def test_torch_init_importing_torch_c_and_torchs_own_library_missing_a_symbol_are_a_broken_install() -> None:
+    # torch/__init__.py's line, quoted under its frame (pytorch#4518's title), and torch/lib's own library with an
+    # undefined symbol of its own (ziyangwang007/Mamba-UNet#13): `import torch` failed, nothing was compiled
+    title = "from torch._C import * (ImportError: DLL load failed: The specified module could not be found."
+    own_lib = ("from torch._C import *  # noqa: F403\n"
+               "ImportError: .../python3.10/site-packages/torch/lib/libtorch_cpu.so: "
+               "undefined symbol: _ZNSt15__exception_ptreqERKNS_13exception_ptrES2_, version CXXABI_1.3.3")
+    for text in (title, own_lib, own_lib.split("\n")[1]):
+        r = classify_text(text)
+        assert (r.pattern, r.outsider) == ("unknown", "install"), text
+    # an extension's library needing torch's symbol is the extension's (version_skew), and a program's own
+    # `from torch._C import _foo` is no import of torch
+    ext = ("ImportError: /x/site-packages/torch_scatter/_scatter_cuda.so: undefined symbol: "
+           "_ZN3c106detail14torchCheckFailEPKcS2_jRKSs")
+    assert (classify_text(ext).pattern, classify_text(ext).outsider) == ("version_skew", None)
+    assert classify_text("from torch._C import _cuda_getDeviceCount\nImportError: cannot import name").outsider is None
+
+
+def test_unified_runtimes_out_of_resources_is_out_of_memory_not_code_generation() -> None:
+    # intel/torch-xpu-ops#1170, intel/intel-xpu-backend-for-triton#2042: UR's status for an allocation that threw
+    line = "RuntimeError: UR backend failed. UR backend returns:40 (UR_RESULT_ERROR_OUT_OF_RESOURCES)"
+    assert classify_text(line).pattern == "out_of_memory"
+    # UR's other failures of a kernel build stay code generation next to Inductor
+    build = ("torch._inductor.exc.InductorError: RuntimeError: UR backend failed. "
+             "UR backend returns:45 (UR_RESULT_ERROR_INVALID_KERNEL_NAME)")
+    assert classify_text(build).pattern == "lowering_error"
