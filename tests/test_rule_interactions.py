@@ -767,3 +767,41 @@ def test_unified_runtimes_out_of_resources_is_out_of_memory_not_code_generation(
     build = ("torch._inductor.exc.InductorError: RuntimeError: UR backend failed. "
              "UR backend returns:45 (UR_RESULT_ERROR_INVALID_KERNEL_NAME)")
     assert classify_text(build).pattern == "lowering_error"
+
+
+def test_a_compiler_missing_its_own_cxx_standard_headers_is_the_toolchain() -> None:
+    # https://github.com/ModelCloud/GPTQModel/issues/1568, https://github.com/ClownsharkBatwing/RES4LYF/issues/194
+    msvc = ("torch._inductor.exc.InductorError: CppCompileError: C++ compile error\n"
+            "C:/Temp/torchinductor_u/pi/cpicxudqmdsjh5cm4klbtbrvy2cxwr7whxl3md2zzdjdf3orvfdf.h(3): "
+            "fatal error C1083: Cannot open include file: 'algorithm': No such file or directory")
+    assert classify_text(msvc).pattern == "toolchain_setup"
+    clang = "re2/re2.h:207:10: fatal error: 'algorithm' file not found"
+    assert classify_text(clang).pattern == "toolchain_setup"
+    # a header of the program's own, or one the generated code misnames, is the compile's, not the toolchain's
+    own = ("torch._inductor.exc.InductorError: CppCompileError: C++ compile error\n"
+           "/tmp/torchinductor_u/ab/cabcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnop.main.cpp:3:10: "
+           "fatal error: 'algorithms' file not found")
+    assert classify_text(own).pattern != "toolchain_setup"
+
+
+def test_a_compiler_error_in_atens_source_tree_is_pytorch_being_built_not_a_compiled_model() -> None:
+    # https://github.com/pytorch/pytorch/issues/91936: clang on ppc64le building PyTorch itself
+    src = ("/builddir/build/BUILD/pytorch-v2.0.1/aten/src/ATen/cpu/vec/vec256/vsx/vsx_helpers.h:58:10: "
+           "error: use of undeclared identifier 'vec_vsubuhm'")
+    assert classify_text(src).pattern == "unknown"
+    # the same header as torch installs it, which Inductor's generated C++ includes, still shows a compiled model
+    installed = ("/home/u/.venv/lib/python3.12/site-packages/torch/include/ATen/cpu/vec/vec256/vsx/"
+                 "vsx_helpers.h:58:10: error: use of undeclared identifier 'vec_vsubuhm'")
+    assert classify_text(installed).pattern == "cpp_compile_error"
+
+
+def test_dynamos_footer_shows_a_compiled_model_so_a_generated_kernels_compile_error_decides() -> None:
+    # https://github.com/pytorch/pytorch/issues/164700 (torch/_dynamo/exc.py's footer; the older one up to 2.5)
+    error = ("triton.compiler.errors.CompilationError: at 23:31:\n"
+             "    tmp14 = tl.load(in_ptr0 + (tl.broadcast_to(1 + (31), [XBLOCK])), tmp13, other=0.0)\n")
+    assert classify_text(error).pattern == "unknown"  # a hand-written kernel raises the same
+    for footer in ("Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace (please do this especially if you're "
+                   "reporting a bug to PyTorch). For even more developer context, set TORCH_LOGS=\"+dynamo\"",
+                   'Set TORCH_LOGS="+dynamo" and TORCHDYNAMO_VERBOSE=1 for more information'):
+        assert classify_text(error + "\n" + footer).pattern == "lowering_error", footer
+    assert classify_text(error + "\nSet TORCH_LOGS=+inductor for more information").pattern == "unknown"
