@@ -11,7 +11,7 @@ from corpus_cases import accuracy, cases
 
 FIELDS = ["id", "url", "torch", "text", "label", "phase", "split", "why"]
 # What the rules reach on the held-out split (measured, not a target): a change that loses cases fails here.
-TEST_TOP1_FLOOR, TEST_TOP3_FLOOR = 0.765, 0.93  # 2245 cases, 2026-11-27, eleventh session: 0.781 / 0.945 (top-3 0.878
+TEST_TOP1_FLOOR, TEST_TOP3_FLOOR = 0.775, 0.94  # 2245 cases, 2026-11-27, twelfth session: 0.787 / 0.953 (top-3 0.878
 # before `unknown` ranked where a negative is likelier and the nearest public reports and the silent failures filled
 # short rankings)
 
