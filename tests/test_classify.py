@@ -312,6 +312,7 @@ def test_a_library_load_in_a_log_with_no_compiled_model_reports_the_load_phase_b
     assert result.phase == "load" and result.pattern == "native_abi"
     assert ranked[:2] == [("unknown", "rules"), ("version_skew", "rules")]  # no device_mismatch_load from the phase
     assert all(source == "similar_reports" for _p, source in ranked[2:])
+    assert "device_mismatch_load" not in [p for p, source in ranked if source == "rules"]
 
 
 # https://github.com/SesameAILabs/csm/issues/69: Inductor's failure, cut before what raised it

@@ -9,7 +9,7 @@ import random
 import byfile
 import pytest
 from aoti_debug.classify import similar
-from aoti_debug.classify.engine import classify_text
+from aoti_debug.classify.engine import Alternative, _with_reports, classify_text
 from corpus_cases import cases
 from corpus_cases import dev_case as case
 
@@ -149,3 +149,16 @@ def test_the_silent_failures_never_join_a_ranking_that_anything_else_filled() ->
         sources = {a.source for a in r.alternatives}
         assert "silent" not in sources or sources == {"silent"}, c["id"]
         assert "silent" not in sources or (r.pattern == "unknown" and r.outsider is None), c["id"]
+
+
+def test_a_rules_alternative_comes_before_a_report_of_equal_confidence_and_the_others_fall_by_confidence() -> None:
+    def alt(pattern: str, confidence: float) -> Alternative:
+        return Alternative(pattern=pattern, title=pattern, confidence=confidence)
+
+    rules = [alt("lowering_error", 0.3), alt("unknown", 0.25), alt("toolchain_setup", 0.1)]
+    votes = [("cpp_compile_error", 0.3), ("toolchain_setup", 0.2), ("lowering_error", 0.05)]
+    merged = _with_reports(rules, votes, winner="custom_op")
+    assert [(a.pattern, a.source) for a in merged] == [
+        ("lowering_error", "rules"), ("unknown", "rules"), ("cpp_compile_error", "similar_reports")]
+    others = [a.confidence for a in _with_reports(rules[:1] + rules[2:], votes, winner="custom_op")]
+    assert others == sorted(others, reverse=True) == [0.3, 0.3, 0.2]  # toolchain_setup once, at the surer 0.2
