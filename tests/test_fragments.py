@@ -1,0 +1,62 @@
+"""Shared regex fragments (data/fragments.yaml): a rule's (?&name) reads as the fragment's text, and the data and the
+rules that call it agree."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from aoti_debug.classify import context, phase
+from aoti_debug.classify.fragments import CALL, _Fragments, fragments
+from aoti_debug.classify.guides import Pattern, rules
+from pydantic import ValidationError
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "server" / "aoti_debug" / "data"
+
+
+def _pattern(regex: str) -> Pattern:
+    return Pattern(regex=regex, needle=".c:", weight=0.5)
+
+
+def test_a_fragment_call_matches_what_the_fragment_spells_and_nothing_else() -> None:
+    p = _pattern(r"(?:^|[\s/\\])(?P<stem>(?&triton_c_file))\.c:\d+")
+    assert "(?&" not in p.regex
+    assert re.search(p.regex, "/tmp/tmpab12/cuda_utils.c:6:23: fatal error: Python.h").group("stem") == "cuda_utils"
+    assert re.search(p.regex, " __triton_launcher.c:3:10: error").group("stem") == "__triton_launcher"
+    assert re.search(p.regex, "/src/my_module.c:12:1: error: expected") is None
+
+
+def test_a_fragment_is_a_group_of_its_own_so_its_alternatives_do_not_spill_into_the_regex() -> None:
+    p = _pattern(r"^(?&triton_c_file)\.c:")
+    assert re.search(p.regex, "launcher.c:1: error")
+    assert re.search(p.regex, "x launcher.c:1: error") is None  # ^ binds every alternative, not only the first
+
+
+def test_an_unknown_fragment_fails_the_load_naming_it() -> None:
+    with pytest.raises(ValidationError, match=r"unknown fragment \(\?&no_such_thing\)"):
+        _pattern(r"(?&no_such_thing)\.c:")
+
+
+@pytest.mark.parametrize("bad, why", [
+    ("(main|driver)", "capturing group"),
+    ("a(?&torch_home)", "calls another fragment"),
+    ("(unclosed", "not a regex on its own"),
+])
+def test_a_fragment_that_captures_calls_another_or_does_not_compile_is_refused(bad: str, why: str) -> None:
+    with pytest.raises(ValidationError, match=why):
+        _Fragments.model_validate({"fragments": {"bad": bad}})
+
+
+def test_every_fragment_is_called_by_some_rule_and_every_call_names_a_fragment() -> None:
+    raw = "".join(p.read_text(encoding="utf-8") for p in [*sorted((ROOT / "guides").glob("*.md")),
+                                                          DATA / "phases.yaml", DATA / "engines.yaml"])
+    called = set(CALL.findall(raw))
+    assert called == set(fragments()), {"unused": set(fragments()) - called, "unknown": called - set(fragments())}
+
+
+def test_no_loaded_regex_keeps_a_fragment_call() -> None:
+    regexes = [p.regex for r in rules() for p in [*r.patterns, *r.cues]] + [m.regex for m in phase.markers()] + \
+        [c.regex for c in phase.exception_cues()] + [p.regex for p in context.engines()]
+    assert [rx for rx in regexes if "(?&" in rx] == []
