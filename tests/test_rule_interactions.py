@@ -811,3 +811,16 @@ def test_dynamos_footer_shows_a_compiled_model_so_a_generated_kernels_compile_er
                    'Set TORCH_LOGS="+dynamo" and TORCHDYNAMO_VERBOSE=1 for more information'):
         assert classify_text(error + "\n" + footer).pattern == "lowering_error", footer
     assert classify_text(error + "\nSet TORCH_LOGS=+inductor for more information").pattern == "unknown"
+
+
+def test_a_compile_package_built_for_a_cpu_vector_isa_the_host_lacks_is_a_device_mismatch_not_a_version_skew() -> None:
+    # https://github.com/pytorch/pytorch/pull/195354 (torch/_dynamo/package.py, SystemInfo.check_compatibility)
+    cpu = ("RuntimeError: Compile package was created for a CPU codegen target this host cannot run: "
+           "cached=('x86_64', 'avx512', 512, ('CPU_CAPABILITY_AVX512',), 512, None), "
+           "current=('x86_64', 'avx2', 256, ('CPU_CAPABILITY_AVX2',), 256, None). avx512 kernels need avx512")
+    result = classify_text(cpu)
+    assert result.pattern == "device_mismatch_load"
+    assert result.fields.get("load_host_value", "").startswith("('x86_64', 'avx2'")
+    # the same check's release mismatch is the package's torch version, not the host's hardware
+    assert classify_text("RuntimeError: Compile package was created with a different PyTorch version: "
+                         "2.9.0+cu128").pattern == "version_skew"
