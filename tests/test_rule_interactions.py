@@ -824,3 +824,26 @@ def test_a_compile_package_built_for_a_cpu_vector_isa_the_host_lacks_is_a_device
     # the same check's release mismatch is the package's torch version, not the host's hardware
     assert classify_text("RuntimeError: Compile package was created with a different PyTorch version: "
                          "2.9.0+cu128").pattern == "version_skew"
+
+
+def test_dynamos_older_inline_in_skipfiles_break_is_an_export_failure_but_not_any_skipfiles_word() -> None:
+    # https://github.com/pytorch/torchdynamo/issues/1737: torchdynamo.export, the 2022 package's prefix and
+    # 2.0-2.2's wording of "Attempted to inline function marked as skipped" (torch/_dynamo/symbolic_convert.py)
+    old = ("torchdynamo.exc.Unsupported: inline in skipfiles: add /mnt/x/torch/ao/nn/quantized/modules/"
+           "functional_modules.py")
+    assert classify_text(old).pattern == "export_failure"
+    # the words without Dynamo's Unsupported in front (a log line that merely mentions skipfiles) decide nothing
+    assert classify_text("INFO: counted 3 frames to inline in skipfiles of the profiler").pattern == "unknown"
+
+
+def test_the_dispatchers_older_different_schemas_refusal_is_a_custom_op_registration_error() -> None:
+    # https://github.com/pytorch/pytorch/issues/32549
+    # (aten/src/ATen/core/dispatch/Dispatcher.cpp, checkSchemaCompatibility)
+    line = ("Tried to register multiple operators with the same name and the same overload name but different "
+            "schemas: aten::mv(Tensor _0, Tensor _1) -> (Tensor _0) vs aten::mv(Tensor self, Tensor vec) -> (Tensor) "
+            "(findOrRegisterSchema_ at ../aten/src/ATen/core/dispatch/Dispatcher.cpp:64)")
+    assert classify_text(line).pattern == "custom_op"
+    # the same schema registered with other options (its alias analysis) is another check, which no rule names
+    options = ("Tried to register multiple operators with the same schema but different options: "
+               "test::foo(Tensor x) -> Tensor")
+    assert classify_text(options).pattern != "custom_op"
