@@ -847,3 +847,18 @@ def test_the_dispatchers_older_different_schemas_refusal_is_a_custom_op_registra
     options = ("Tried to register multiple operators with the same schema but different options: "
                "test::foo(Tensor x) -> Tensor")
     assert classify_text(options).pattern != "custom_op"
+
+
+def test_inductors_compile_command_decides_a_cpp_compile_error_only_where_nothing_else_does() -> None:
+    # https://github.com/intel/torch-xpu-ops/issues/2608: the Command: section of a CppCompileError, cut after Output:
+    command = ("Command:\n"
+               "g++ /tmp/tmpi0jd5w2r/cj/cg4vrulhr4fzqhzt.wrapper.cpp -D TORCH_INDUCTOR_CPP_WRAPPER "
+               "-D STANDALONE_TORCH_HEADER -D C10_USING_CUSTOM_GENERATED_MACROS -D CPU_CAPABILITY_AVX512 -O1 "
+               "-fPIC -std=c++17 -c -o /tmp/tmpi0jd5w2r/cj/cg4vrulhr4fzqhzt.wrapper.o\n\nOutput:\n")
+    assert classify_text(command).pattern == "cpp_compile_error"
+    # where the compiler's output says the toolchain is missing a header, that line decides
+    omp = command + "/tmp/torchinductor_u/6o/c6om.h:8:10: fatal error: 'omp.h' file not found"
+    assert classify_text(omp).pattern == "toolchain_setup"
+    # a CMake or hand-written build spells the define without a space: not Inductor's builder
+    cmake = "c++ -DC10_USING_CUSTOM_GENERATED_MACROS -I/opt/executorch/runtime/core -c runner.cpp -o runner.o"
+    assert classify_text(cmake).pattern == "unknown"
