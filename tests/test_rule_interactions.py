@@ -862,3 +862,50 @@ def test_inductors_compile_command_decides_a_cpp_compile_error_only_where_nothin
     # a CMake or hand-written build spells the define without a space: not Inductor's builder
     cmake = "c++ -DC10_USING_CUSTOM_GENERATED_MACROS -I/opt/executorch/runtime/core -c runner.cpp -o runner.o"
     assert classify_text(cmake).pattern == "unknown"
+
+
+def test_a_nan_reported_in_prose_is_a_compiled_models_only_beside_one() -> None:
+    # https://github.com/LTH14/mar/issues/69: an eager training loop's own check (MAE's engine prints it)
+    eager_loop = ("[11:41:59.064379] Loss is nan, stopping training\n"
+                  "E1030 11:42:16.325000 140014536193856 torch/distributed/elastic/multiprocessing/api.py:833] "
+                  "failed (exitcode: 1) local_rank: 0 (pid: 155690) of binary: /data/envs/vae/bin/python3.10")
+    assert classify_text(eager_loop).pattern == "unknown"
+    # https://github.com/apple-aiml-research/ml-depth-pro/issues/74: eager inference, the user's words
+    eager_words = "Hi,  the model runs on cpu(i7-14700F) or RTX 4060 Ti outputs nan value."
+    result = classify_text(eager_words)
+    assert result.pattern == "unknown"
+    assert "nan_inf" in [a.pattern for a in result.alternatives]
+    # the same words beside the compiled model are its NaN
+    assert classify_text("model = torch.compile(model)\n" + eager_words).pattern == "nan_inf"
+    assert classify_text("TORCHINDUCTOR_CPP_WRAPPER=1 python run.py\n"
+                         "[11:41:59.064379] Loss is nan, stopping training").pattern == "nan_inf"
+
+
+def test_results_said_to_differ_are_a_compiled_models_wrong_output_only_beside_one() -> None:
+    # https://github.com/iree-org/iree/issues/14934: another compiler's CPU and CUDA backends
+    line = "Different Results for CPU and CUDA backend"
+    result = classify_text(line)
+    assert result.pattern == "unknown"
+    assert "wrong_output" in [a.pattern for a in result.alternatives]
+    assert classify_text("compiled = torch.compile(model)\n" + line).pattern == "wrong_output"
+
+
+def test_a_notebooks_out_of_memory_header_and_the_users_oom_are_out_of_memory() -> None:
+    # https://github.com/unslothai/unsloth/issues/3373: IPython's header (IPython/core/ultratb.py), message cut
+    notebook = ("---------------------------------------------------------------------------\n"
+                "OutOfMemoryError                          Traceback (most recent call last)\n"
+                "/tmp/ipykernel_36/773422404.py in <cell line: 0>()\n"
+                "----> 1 trainer_stats = trainer.train()")
+    assert classify_text(notebook).pattern == "out_of_memory"
+    # another exception's header is not an OOM
+    other = notebook.replace("OutOfMemoryError", "KeyError        ")
+    assert classify_text(other).pattern != "out_of_memory"
+    # https://github.com/pytorch/pytorch/issues/148165: the user's abbreviation, weak but alone
+    words = "but I encounter OOM errors even when accum_tensor is very small."
+    assert classify_text(words).pattern == "out_of_memory"
+    # the letters inside a word (BLOOM) are not the abbreviation; a decisive line outranks the weak word
+    assert classify_text('model = BloomForCausalLM.from_pretrained("bigscience/bloom-560m")').pattern != (
+        "out_of_memory")
+    ima = ("To avoid OOM, set a smaller batch size.\n"
+           "RuntimeError: CUDA error: an illegal memory access was encountered")
+    assert classify_text(ima).pattern == "cuda_illegal_memory_access"
