@@ -909,3 +909,17 @@ def test_a_notebooks_out_of_memory_header_and_the_users_oom_are_out_of_memory() 
     ima = ("To avoid OOM, set a smaller batch size.\n"
            "RuntimeError: CUDA error: an illegal memory access was encountered")
     assert classify_text(ima).pattern == "cuda_illegal_memory_access"
+
+
+def test_a_lowering_failure_in_2022s_standalone_torchinductor_package_reads_as_one() -> None:
+    # https://github.com/pytorch/torchdynamo/issues/927 (the torchdynamo repository's torchinductor package, 2022)
+    log = ('Traceback (most recent call last):\n'
+           '  File "/scratch/u/torchdynamo/torchinductor/graph.py", line 227, in call_function\n'
+           '    return lowerings[target](*args, **kwargs)\n'
+           '  File "/scratch/u/torchdynamo/torchinductor/lowering.py", line 172, in wrapped\n'
+           '    return decomp_fn(*args, **kwargs)\n')
+    r = classify_text(log)
+    assert (r.pattern, r.phase) == ("lowering_error", "compile")
+    # A project's own folder that only ends in the name is not the package, and names no compiled model.
+    assert classify_text('  File "/src/mytorchinductor/graph.py", line 3, in call_function\n'
+                         'ValueError: bad graph\n').pattern == "unknown"
