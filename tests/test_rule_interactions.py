@@ -923,3 +923,28 @@ def test_a_lowering_failure_in_2022s_standalone_torchinductor_package_reads_as_o
     # A project's own folder that only ends in the name is not the package, and names no compiled model.
     assert classify_text('  File "/src/mytorchinductor/graph.py", line 3, in call_function\n'
                          'ValueError: bad graph\n').pattern == "unknown"
+
+
+def test_a_graph_break_dynamo_logged_and_went_on_from_is_no_export_failure() -> None:
+    # https://github.com/pytorch/pytorch/issues/160757: TORCH_LOGS=graph_breaks under torch.compile(backend='eager');
+    # symbolic_convert.py logs a break only after the check that raises under export and fullgraph=True
+    prefix = "V0812 15:05:52.194000 1848694 torch/_dynamo/symbolic_convert.py:556] [4/0] [__graph_breaks] "
+    logged = "\n".join(prefix + line for line in (
+        "Graph break in user code at /usr/local/lib/python3.12/dist-packages/torch/_dynamo/polyfills/__init__.py:241",
+        "Graph Break Reason: Unsupported method call",
+        "  Explanation: Dynamo does not know how to trace method `__eq__` of class `<unknown type>`",
+        "  Hint: Avoid calling `<unknown type>.__eq__` in your code.",
+        "  Developer debug context: call_method GetAttrVariable(AutogradFunctionVariable(), setup_context) __eq__"))
+    assert classify_text(logged).pattern != "export_failure"
+    # https://github.com/pytorch/pytorch/issues/138689: the break's reason reads like export's own error
+    cond = ("V1023 16:11:40.698000 139837258437760 torch/_dynamo/symbolic_convert.py:534] [0/0] [__graph_breaks] "
+            "torch._dynamo.exc.UserError: Dynamic control flow is not supported at the moment. Please use "
+            "functorch.experimental.control_flow.cond to explicitly capture the control flow.")
+    assert classify_text(cond).pattern != "export_failure"
+    # the same error raised (export, fullgraph=True) is export's
+    raised = cond.split("[__graph_breaks] ", 1)[1]
+    assert classify_text(raised).pattern == "export_failure"
+    assert classify_text(
+        "  Explanation: Dynamo does not know how to trace method `__eq__` of class `<unknown type>`\n"
+        "  Developer debug context: call_method GetAttrVariable(AutogradFunctionVariable(), setup_context) __eq__"
+    ).pattern == "export_failure"
