@@ -948,3 +948,20 @@ def test_a_graph_break_dynamo_logged_and_went_on_from_is_no_export_failure() -> 
         "  Explanation: Dynamo does not know how to trace method `__eq__` of class `<unknown type>`\n"
         "  Developer debug context: call_method GetAttrVariable(AutogradFunctionVariable(), setup_context) __eq__"
     ).pattern == "export_failure"
+
+
+def test_executorchs_older_set_input_words_are_an_input_outside_the_exported_shape() -> None:
+    # https://github.com/pytorch/torchchat/issues/841: ExecuTorch's Method::set_input
+    # (runtime/executor/method.cpp) when resize_tensor refuses the input's sizes
+    line = "E 00:00:05.929516 executorch:method.cpp:820] Error setting input 0: 0x10"
+    assert classify_text(line).pattern == "input_shape_mismatch"
+    # https://github.com/pytorch/executorch/issues/2163: with the resize refusal above it, in Android's log
+    android = ("05-12 16:50:23.542: E/ExecuTorch(12402): Error setting input 0: 0x10\n"
+               "05-12 16:50:23.542: A/ExecuTorch(12402): In function execute_method(), assert failed (result.ok()): "
+               "Execution of method forward failed with status 0x12")
+    assert classify_text(android).pattern == "input_shape_mismatch"
+    # the data pointer failing after the resize worked is not the shape; nor is another program's
+    # "Error setting input" with no ExecuTorch status code after it
+    assert classify_text("E 00:00:05.9296 executorch:method.cpp:829] Error setting data_ptr 0: 0x10").pattern != (
+        "input_shape_mismatch")
+    assert classify_text("Error: Error setting input open: unexpected EOF").pattern != "input_shape_mismatch"
