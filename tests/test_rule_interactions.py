@@ -965,3 +965,39 @@ def test_executorchs_older_set_input_words_are_an_input_outside_the_exported_sha
     assert classify_text("E 00:00:05.9296 executorch:method.cpp:829] Error setting data_ptr 0: 0x10").pattern != (
         "input_shape_mismatch")
     assert classify_text("Error: Error setting input open: unexpected EOF").pattern != "input_shape_mismatch"
+
+
+def test_triton_launcher_build_command_without_its_exception_type_is_toolchain_setup() -> None:
+    # https://github.com/Comfy-Org/ComfyUI/issues/9418: ComfyUI's dialog prints str() of the CalledProcessError only
+    line = ("Command '['C:\\\\comfyui\\\\python_embeded\\\\Lib\\\\site-packages\\\\triton\\\\runtime"
+            "\\\\tcc\\\\tcc.exe', 'C:\\\\Users\\\\bibig\\\\AppData\\\\Local\\\\Temp\\\\tmponymwj7r"
+            "\\\\cuda_utils.c', '-O3', '-shared', '-Wno-psabi', '-o', 'C:\\\\Users\\\\bibig\\\\AppData"
+            "\\\\Local\\\\Temp\\\\tmponymwj7r\\\\cuda_utils.cp312-win_amd64.pyd']' returned non-zero exit status 1.")
+    assert classify_text(line).pattern == "toolchain_setup"
+    # https://github.com/lum3on/comfyui_HiDream-Sampler/issues/87: MSVC building Triton's main.c, same form
+    msvc = ("Command '['C:\\\\Program Files\\\\Microsoft Visual Studio\\\\2022\\\\Community\\\\VC\\\\Tools\\\\MSVC\\\\"
+            "14.40.33807\\\\bin\\\\Hostx64\\\\x64\\\\cl.exe', "
+            "'C:\\\\Users\\\\user\\\\AppData\\\\Local\\\\Temp\\\\tmpwx2nt3_a\\\\main.c', "
+            "'/nologo', '/O2', '/LD']' returned non-zero exit status 2.")
+    assert classify_text(msvc).pattern == "toolchain_setup"
+    # the same command on a project's own C file is no Triton launcher: it does not decide toolchain_setup
+    own = ("Command '['/usr/bin/gcc', '/home/u/proj/src/fastops.c', '-O3', '-shared', '-o', "
+           "'/home/u/proj/build/fastops.so']' returned non-zero exit status 1.")
+    assert classify_text(own).pattern != "toolchain_setup"
+
+
+def test_cpp_extensions_error_building_extension_is_the_programs_own_build() -> None:
+    # https://github.com/ninja-build/ninja/issues/1657: PyTorch-Encoding's JIT build via torch.utils.cpp_extension
+    log = ("RuntimeError: Error building extension 'enclib_cpu': [1/4] c++ -MMD -MF nms_cpu.o.d "
+           "-DTORCH_EXTENSION_NAME=enclib_cpu -fPIC -std=c++11 -c /home/lulu/encoding/lib/cpu/nms_cpu.cpp "
+           "-o nms_cpu.o\n"
+           "FAILED: nms_cpu.o \n"
+           "/home/lulu/encoding/lib/cpu/nms_cpu.cpp:1:29: fatal error: torch/extension.h: No such file or directory\n"
+           "compilation terminated.")
+    result = classify_text(log)
+    assert result.pattern == "unknown"
+    assert "cpp_compile_error" in [a.pattern for a in result.alternatives]
+    # an Inductor compile in the same log is a compiled model's: the outsider does not apply
+    inductor = ("torch._inductor.exc.InductorError: CppCompileError: C++ compile error\n"
+                "/tmp/torchinductor_u/ab/cabcd.cpp:12:5: error: 'tmp3' was not declared in this scope")
+    assert classify_text(inductor).pattern == "cpp_compile_error"
