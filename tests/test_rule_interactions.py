@@ -1001,3 +1001,49 @@ def test_cpp_extensions_error_building_extension_is_the_programs_own_build() -> 
     inductor = ("torch._inductor.exc.InductorError: CppCompileError: C++ compile error\n"
                 "/tmp/torchinductor_u/ab/cabcd.cpp:12:5: error: 'tmp3' was not declared in this scope")
     assert classify_text(inductor).pattern == "cpp_compile_error"
+
+
+def test_thcs_old_wording_and_the_users_words_name_an_illegal_memory_access() -> None:
+    # https://github.com/amdegroot/ssd.pytorch/issues/113: torch 0.x THC (__THCudaCheck), beside a prose "out of memory"
+    thc = ('If I try batch_size=4, I get a "out of memory" error.\n'
+           "Also, I get random `RuntimeError: cuda runtime error (77) : an illegal memory access was encountered at "
+           "/pytorch/torch/lib/THC/generated/../THCReduceAll.cuh:334`")
+    assert classify_text(thc).pattern == "cuda_illegal_memory_access"
+    # THC's wording of an allocation failure stays out_of_memory's
+    oom = "RuntimeError: cuda runtime error (2) : out of memory at /pytorch/aten/src/THC/THCCachingAllocator.cpp:510"
+    assert classify_text(oom).pattern == "out_of_memory"
+    # https://github.com/vllm-project/vllm/issues/19631: the fault named in prose decides, weakly, alone
+    words = "gives a CUDA Illegal Memory Access, as well as some errors:"
+    assert classify_text(words).pattern == "cuda_illegal_memory_access"
+    # a decisive error line outranks the weak words
+    assert classify_text("I thought this was an illegal memory access at first.\n"
+                         "torch.AcceleratorError: CUDA error: device-side assert triggered").pattern == (
+        "triton_index_out_of_bounds")
+
+
+def test_wrong_results_and_a_failed_allclose_are_wrong_output_only_beside_a_compiled_model() -> None:
+    # https://github.com/pytorch/pytorch/issues/86527: TorchScript's optimize_for_inference, no compiled model
+    script = ("wrong results after `optimize_for_inference`\n"
+              "    exported = torch.jit.optimize_for_inference(exported)\n"
+              "    assert torch.allclose(out[0], eout[0])")
+    result = classify_text(script)
+    assert result.pattern == "unknown"
+    assert "wrong_output" in [a.pattern for a in result.alternatives]
+    assert classify_text("compiled = torch.compile(model)\n" + script).pattern == "wrong_output"
+    # https://github.com/pytorch/pytorch/issues/163449: a divergence of the compiled result, in the title
+    assert classify_text("[Fuzzer][Eager/Compile Divergence] 8+% numerical difference between eager and "
+                         "compile").pattern == "wrong_output"
+
+
+def test_numpys_invalid_cast_warning_is_a_nan_only_beside_a_compiled_model() -> None:
+    # https://github.com/kijai/ComfyUI-KJNodes/issues/184: a black video; numpy casting NaN to uint8
+    line = ("/workspace/ComfyUI/custom_nodes/ComfyUI-VideoHelperSuite/videohelpersuite/nodes.py:96: "
+            "RuntimeWarning: invalid value encountered in cast return tensor_to_int(tensor, 8).astype(np.uint8) .")
+    result = classify_text(line)
+    assert result.pattern == "unknown"
+    assert "nan_inf" in [a.pattern for a in result.alternatives]
+    assert classify_text("model = torch.compile(model)\n" + line).pattern == "nan_inf"
+    # numpy's warning for a comparison is not a cast
+    assert classify_text("model = torch.compile(model)\n"
+                         "intervals.py:538: RuntimeWarning: invalid value encountered in less_equal").pattern != (
+        "nan_inf")
