@@ -4,7 +4,11 @@ Prints, for each split, top-1 and top-3 overall and per labelled pattern, the `u
 reported phase is given and agrees with the thread's, and a confusion table (label -> predicted). Tune rules on
 `dev` only; read only the aggregate lines of `test` (`--split test --aggregate`), never its per-case output.
 
-    PYTHONPATH=server python benchmarks/classify_accuracy.py [--split dev|test|all] [--aggregate] [--misses]
+    PYTHONPATH=server python benchmarks/classify_accuracy.py [--split dev|test|all|fresh] [--aggregate] [--misses]
+
+`--split fresh` scores tests/corpus/fresh.jsonl instead, round by round: public reports gathered outside the corpus,
+each labelled before it was classified; their first score is each round's measure of how the rules generalize
+(tests/corpus/README.md), and rules were written from them afterwards, so they are tuning material like `dev`.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from aoti_debug.classify import similar  # noqa: E402
 from aoti_debug.classify.engine import classify_text  # noqa: E402
 
 CORPUS = ROOT / "tests" / "corpus" / "cases.jsonl"
+FRESH = ROOT / "tests" / "corpus" / "fresh.jsonl"
 
 
 def load(path: Path = CORPUS) -> list[dict]:
@@ -45,10 +50,10 @@ def score(cases: list[dict]) -> dict:
     phased = [0, 0, 0]  # cases whose thread states the phase; of them, a phase reported; of those, the same one
     for case in cases:
         ranked, phase = predict(case)
-        if case["phase"]:
+        if case.get("phase"):
             phased[0] += 1
             phased[1] += phase is not None
-            phased[2] += phase == case["phase"]
+            phased[2] += phase == case.get("phase")
         label = case["label"]
         row = per[label]
         row[0] += 1
@@ -74,10 +79,12 @@ def score(cases: list[dict]) -> dict:
 
 
 def report(name: str, s: dict, aggregate: bool, show_misses: bool) -> None:
-    print(f"== split {name}: {s['n']} cases  top-1 {s['top1']:.3f}  top-3 {s['top3']:.3f}  "
+    title = name if name.startswith("fresh") else f"split {name}"
+    print(f"== {title}: {s['n']} cases  top-1 {s['top1']:.3f}  top-3 {s['top3']:.3f}  "
           f"unknown rate {s['unknown_rate']:.3f}")
-    print(f"   phase: reported for {s['phase_said']:.3f} of the {s['phase_n']} cases whose thread states it, "
-          f"the thread's phase in {s['phase_right']:.3f} of those")
+    if s["phase_n"]:  # the fresh reports carry no phase
+        print(f"   phase: reported for {s['phase_said']:.3f} of the {s['phase_n']} cases whose thread states it, "
+              f"the thread's phase in {s['phase_right']:.3f} of those")
     if aggregate:
         worst = min(((r[1] / r[0]), lab) for lab, r in s["per"].items()) if s["per"] else (0.0, "-")
         print(f"   lowest per-pattern top-1: {worst[0]:.2f}")
@@ -96,11 +103,17 @@ def report(name: str, s: dict, aggregate: bool, show_misses: bool) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--split", choices=["dev", "test", "all"], default="all")
+    ap.add_argument("--split", choices=["dev", "test", "all", "fresh"], default="all")
     ap.add_argument("--aggregate", action="store_true", help="print only the aggregate lines (always for test)")
-    ap.add_argument("--misses", action="store_true", help="list each miss (dev only)")
+    ap.add_argument("--misses", action="store_true", help="list each miss (dev and fresh only)")
     ap.add_argument("--corpus", type=Path, default=CORPUS)
     args = ap.parse_args(argv)
+    if args.split == "fresh":
+        fresh = load(FRESH)
+        for rnd in dict.fromkeys(c["round"] for c in fresh):
+            report(f"fresh round {rnd}", score([c for c in fresh if c["round"] == rnd]), args.aggregate, args.misses)
+        report("fresh, all rounds", score(fresh), args.aggregate, args.misses)
+        return 0
     cases = load(args.corpus)
     splits = ["dev", "test"] if args.split == "all" else [args.split]
     for split in splits:
