@@ -1047,3 +1047,30 @@ def test_numpys_invalid_cast_warning_is_a_nan_only_beside_a_compiled_model() -> 
     assert classify_text("model = torch.compile(model)\n"
                          "intervals.py:538: RuntimeWarning: invalid value encountered in less_equal").pattern != (
         "nan_inf")
+
+
+def test_a_demangled_torch_symbol_is_version_skew_and_a_pybind11_one_stays_native_abi() -> None:
+    # https://github.com/sgl-project/sglang/pull/30562: the libtorch ABI mismatch, symbol written demangled
+    line = "`import sgl_kernel` fails with `undefined symbol: c10::MessageLogger...`."
+    assert classify_text(line).pattern == "version_skew"
+    assert classify_text("ImportError: /x/_C.so: undefined symbol: c10::cuda::c10_cuda_check_implementation"
+                         ).pattern == "version_skew"
+    # https://github.com/pytorch/pytorch/issues/136664: pybind11's caster of at::Tensor is not torch's C++ API
+    pybind = ("ImportError: /path/to/lib/my_pytorch_extension.so: undefined symbol: _ZN8pybind116detail11type_"
+              "casterIN2at6TensorEvE4castERKS3_NS_19return_value_policyENS_6handleE")
+    assert classify_text(pybind).pattern == "native_abi"
+    # a linker's undefined reference is a build's, not this rule's
+    assert classify_text("main.cpp:(.text+0x2a): undefined reference to `c10::detail::torchCheckFail'"
+                         ).pattern != "version_skew"
+
+
+def test_fake_tensor_device_propagation_cut_to_its_head_is_input_device_mismatch() -> None:
+    # https://github.com/pytorch/pytorch/issues/184841 (the title)
+    title = ("`torch.export.export` raises `RuntimeError: Unhandled FakeTensor Device Propagation` for CUDA/MPS "
+             "example inputs instead of a clear user-facing error")
+    assert classify_text(title).pattern == "input_device_mismatch"
+    # the full message wrapped inside Inductor's LoweringException stays lowering_error's (torch-pme#219)
+    lowering = ("torch._inductor.exc.InductorError: LoweringException: RuntimeError:\n"
+                "Unhandled FakeTensor Device Propagation for aten.pow.Tensor_Tensor,\n"
+                "found two different devices cpu, cuda:0")
+    assert classify_text(lowering).pattern == "lowering_error"
