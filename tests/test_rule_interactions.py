@@ -1074,3 +1074,22 @@ def test_fake_tensor_device_propagation_cut_to_its_head_is_input_device_mismatch
                 "Unhandled FakeTensor Device Propagation for aten.pow.Tensor_Tensor,\n"
                 "found two different devices cpu, cuda:0")
     assert classify_text(lowering).pattern == "lowering_error"
+
+
+def test_a_bare_assert_inside_inductor_is_a_lowering_error_by_its_own_line() -> None:
+    # torch/_inductor/exc.py words both wrappers f"{type(exc).__name__}: {exc}": an assert with no message
+    # leaves "AssertionError: ", a bare colon once the cleaner drops the trailing space
+    # (https://github.com/pytorch/pytorch/issues/181624, https://github.com/pytorch/pytorch/issues/173053)
+    result = classify_text("torch._inductor.exc.InductorError: AssertionError: ")
+    assert result.pattern == "lowering_error"
+    assert result.confidence >= 0.5
+    assert result.fields.get("exception") == "AssertionError"
+    lowered = classify_text("torch._inductor.exc.LoweringException: AssertionError: \n  target: aten.embedding.default")
+    assert lowered.pattern == "lowering_error"
+    assert lowered.confidence >= 0.9
+    # the same bare assert under Dynamo's generic wrapper names no Inductor stage: only the weak wrapper cue
+    wrapped = classify_text("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\nAssertionError:")
+    assert wrapped.confidence < 0.5
+    # a C++ compile error under InductorError stays cpp_compile_error
+    assert classify_text("torch._inductor.exc.InductorError: CppCompileError: C++ compile error").pattern == (
+        "cpp_compile_error")
