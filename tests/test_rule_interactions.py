@@ -1093,3 +1093,16 @@ def test_a_bare_assert_inside_inductor_is_a_lowering_error_by_its_own_line() -> 
     # a C++ compile error under InductorError stays cpp_compile_error
     assert classify_text("torch._inductor.exc.InductorError: CppCompileError: C++ compile error").pattern == (
         "cpp_compile_error")
+
+
+def test_exports_signature_check_naming_an_unplaceable_input_is_export_failure() -> None:
+    # https://github.com/pytorch/pytorch/issues/150926: module.compile() then torch.export.export (torch 2.6)
+    assert classify_text("AssertionError: Unexpectedly found a <class 'torch.Tensor'> in the inputs.\n"
+                         "Please file an issue along with a paste of the logs from TORCH_LOGS=\"+export\"").pattern == (
+        "export_failure")
+    # https://github.com/pytorch/pytorch/issues/111693: the torch 2.1 wording of the same check
+    assert classify_text("AssertionError: graph-captured input # 2, of type <class 'torch.nn.parameter.Parameter'>, "
+                         "is not among original inputs of types: (<class 'torch.Tensor'>)").pattern == "export_failure"
+    # https://github.com/meta-pytorch/captum/issues/1066: another library's check naming a class, no export
+    assert classify_text("AssertionError: `inputs` must have type torch.Tensor but <class 'list'> found: "
+                         "error happened").pattern != "export_failure"
