@@ -1106,3 +1106,43 @@ def test_exports_signature_check_naming_an_unplaceable_input_is_export_failure()
     # https://github.com/meta-pytorch/captum/issues/1066: another library's check naming a class, no export
     assert classify_text("AssertionError: `inputs` must have type torch.Tensor but <class 'list'> found: "
                          "error happened").pattern != "export_failure"
+
+
+def test_a_cuda_error_pasted_on_one_line_with_torchs_hint_is_not_dropped_as_the_hint() -> None:
+    # https://github.com/Comfy-Org/ComfyUI/issues/10662: a reflowed quote keeps the message and the hint on one line
+    one_line = ("!!! Exception during processing !!! CUDA error: out of memory Search for "
+                "`cudaErrorMemoryAllocation' in https://docs.nvidia.com/cuda/cuda-runtime-api/"
+                "group__CUDART__TYPES.html for more information. CUDA kernel errors might be asynchronously "
+                "reported at some other API call, so "
+                "the stacktrace below might be incorrect. For debugging consider passing CUDA_LAUNCH_BLOCKING=1 "
+                "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.")
+    assert classify_text(one_line).pattern == "out_of_memory"
+    # the hint alone, behind a prefix no rule strips, is still boilerplate
+    hint = ("05-08 19:06:38 [multiproc_executor.py:962] CUDA kernel errors might be asynchronously reported at some "
+            "other API call, so the stacktrace below might be incorrect.")
+    assert classify_text(hint).pattern == "unknown"
+
+
+def test_garbled_or_degenerate_text_with_torch_compile_is_wrong_output() -> None:
+    # https://github.com/sgl-project/sglang/issues/3944
+    assert classify_text("In commit(71ed018), --enable-torch-compile will cause garbled output. Without "
+                         "--enable-torch-compile, the output is normal.").pattern == "wrong_output"
+    # https://github.com/vllm-project/vllm/issues/56900: the compiled model named after the symptom
+    assert classify_text("Qwen/Qwen1.5-MoE-A2.7B-Chat produces degenerate output with torch.compile (VLLM_COMPILE) "
+                         "but correct output without it").pattern == "wrong_output"
+    # garbage collection and a degenerate case are not output
+    assert classify_text("torch.compile triggers garbage collection of the cached graphs").pattern != "wrong_output"
+    # garbled text with no compiled model in the sentence is not
+    assert classify_text("The model produces garbled output after loading the LoRA.").pattern != "wrong_output"
+
+
+def test_a_framework_launched_with_its_torch_compile_flag_shows_a_compiled_model() -> None:
+    # https://github.com/pytorch/torchtitan/issues/1056: NaN loss in prose counts beside torchtitan's compile flag
+    prose = "I tried running llama3_8b with rowwise fp8 quantization and get NaN loss."
+    assert classify_text(prose).pattern == "unknown"
+    run = ('./run_train.sh --training.steps=100 --training.batch_size=2 --training.compile '
+           '--model.converters="float8" --float8.recipe_name rowwise\n')
+    assert classify_text(run + prose).pattern == "nan_inf"
+    assert classify_text(run.replace("--training.compile", "--compile.enable") + prose).pattern == "nan_inf"
+    # the flag set to false shows none
+    assert classify_text(run.replace("--training.compile", "--training.compile=False") + prose).pattern == "unknown"
