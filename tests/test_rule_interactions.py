@@ -1146,3 +1146,10 @@ def test_a_framework_launched_with_its_torch_compile_flag_shows_a_compiled_model
     assert classify_text(run.replace("--training.compile", "--compile.enable") + prose).pattern == "nan_inf"
     # the flag set to false shows none
     assert classify_text(run.replace("--training.compile", "--training.compile=False") + prose).pattern == "unknown"
+
+
+def test_inductors_autotuner_finding_a_choice_computes_a_wrong_result_is_wrong_output_alone() -> None:
+    # torch/_inductor/select_algorithm.py (VERIFY mode): only Inductor prints it, so it needs no compiled-model line
+    assert classify_text("AssertionError: Incorrect result from choice 2 triton_mm_3\n").pattern == "wrong_output"
+    # a program's own wording of an incorrect result stays a user's prose, not Inductor's check
+    assert classify_text("ValueError: incorrect result from the solver\n").pattern != "wrong_output"
