@@ -51,13 +51,14 @@ def test_ids_and_texts_are_unique_and_a_thread_lies_in_one_split() -> None:
     assert {u: s for u, s in splits.items() if len(s) > 1} == {}
 
 
-FRESH_FIELDS = ["id", "url", "text", "label", "why", "round", "family"]
+FRESH_FIELDS = ["id", "url", "text", "label", "why", "round", "family", "checked"]
 
 
 def test_fresh_reports_are_well_formed_and_none_quotes_a_corpus_thread() -> None:
     """tests/corpus/fresh.jsonl: reports gathered outside the corpus, so a thread in both would be measured twice."""
     fresh = accuracy().load(accuracy().FRESH)
     bad = {c.get("id"): c for c in fresh if list(c) != FRESH_FIELDS or c["label"] not in PATTERN_IDS
+           or not isinstance(c["checked"], bool)
            or not re.match(r"^https?://\S+$", c["url"]) or not c["text"].strip() or not c["why"].strip()}
     assert bad == {}
     urls = [c["url"] for c in fresh]

@@ -1153,3 +1153,46 @@ def test_inductors_autotuner_finding_a_choice_computes_a_wrong_result_is_wrong_o
     assert classify_text("AssertionError: Incorrect result from choice 2 triton_mm_3\n").pattern == "wrong_output"
     # a program's own wording of an incorrect result stays a user's prose, not Inductor's check
     assert classify_text("ValueError: incorrect result from the solver\n").pattern != "wrong_output"
+
+
+def test_oom_in_the_users_words_counts_only_as_something_that_happened() -> None:
+    assert classify_text("I encounter OOM errors even when accum_tensor is very small.\n").pattern == "out_of_memory"
+    assert classify_text("memory usage grows until reaching OOM.\n").pattern == "out_of_memory"
+    # torch.cuda.memory_summary()'s count (torch/cuda/memory.py), advice and negations name no OOM that happened
+    for line in ["|           CUDA OOMs: 0            |        cudaMalloc retries: 0         |",
+                 "UserWarning: Unlimited buffer size is set for `fork`, please be aware of OOM at random places",
+                 "To avoid OOM, reduce max_num_seqs.", "This is not an OOM issue; the process hangs forever.",
+                 "we did not hit OOM with the smaller batch"]:
+        assert classify_text(f"{line}\nKeyError: 'model.layers.0'\n").pattern == "unknown", line
+
+
+def test_garbled_text_or_a_divergence_is_wrong_output_only_under_torch_compile_named_as_such() -> None:
+    assert classify_text("--enable-torch-compile will cause garbled output\n").pattern == "wrong_output"
+    # another engine's build ("compiled with TensorRT", llama.cpp) and a KL divergence between two policies
+    for line in ["llama.cpp compiled with -DGGML_CUDA=ON outputs gibberish text on my 4090",
+                 "When the engine is compiled with TensorRT, the model returns garbage output.",
+                 "KL divergence: compiled policy vs reference KL divergence 0.013"]:
+        assert classify_text(line + "\n").pattern != "wrong_output", line
+
+
+def test_an_illegal_memory_access_denied_in_the_users_words_is_none() -> None:
+    assert classify_text("running with batchsize=2 will cause illegal memory access\n").pattern == \
+        "cuda_illegal_memory_access"
+    for line in ["This is not a misaligned address problem", "it runs without illegal memory access now"]:
+        r = classify_text(line + "\n")
+        # at most the phase's and a CUDA word's best guess (below 0.45), never the words as a fault that happened
+        assert r.pattern == "unknown" or r.confidence < 0.45, (line, r.pattern, r.confidence)
+
+
+def test_a_build_command_of_a_projects_own_main_c_is_not_triton_s_launcher() -> None:
+    assert classify_text("Command '['gcc', 'src/main.c', '-o', 'build/app']' returned non-zero exit status 1.\n"
+                         ).pattern == "unknown"
+    assert classify_text("Command '['/usr/bin/gcc', '/tmp/tmpa1b2c3d4/cuda_utils.c', '-O3', '-shared', '-fPIC', "
+                         "'-o', '/tmp/tmpa1b2c3d4/cuda_utils.so']' returned non-zero exit status 1.\n"
+                         ).pattern == "toolchain_setup"
+
+
+def test_exports_signature_check_needs_its_own_words_not_any_unexpected_class() -> None:
+    assert classify_text("AssertionError: Unexpectedly found a <class 'torch.Tensor'> in the inputs.\n"
+                         ).pattern == "export_failure"
+    assert classify_text("AssertionError: Unexpectedly found a <class 'int'> in the config\n").pattern == "unknown"

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from aoti_debug.common.yamlio import load_model
 
 DATA = Path(__file__).parent.parent / "data" / "fragments.yaml"
-CALL = re.compile(r"\(\?&([a-z][a-z0-9_]*)\)")
+CALL = re.compile(r"\(\?&(\w+)\)")  # any name, so that a misspelt one is reported as unknown
 
 
 class _Fragments(BaseModel):
