@@ -22,6 +22,7 @@ def test_each_ignore_rule_drops_its_boilerplate_and_keeps_look_alikes(rule) -> N
     assert rule.drop and rule.keep, f"{rule.name} needs drop and keep examples"
     for line in rule.drop:
         assert logread.ignored_by(line) == rule.name, line
+        assert rule.needle is None or rule.needle in line, (rule.needle, line)
     for line in rule.keep:
         assert logread.clean_line(line) == line, line
 

@@ -33,6 +33,8 @@ class CleanRule(BaseModel):
     strip: list[str] = Field(default_factory=list, description="Lines whose prefix this removes")
     drop: list[str] = Field(default_factory=list, description="Lines this drops")
     keep: list[str] = Field(default_factory=list, description="Look-alike lines this leaves alone")
+    needle: str | None = Field(default=None, description=(
+        "Literal text every line it drops contains (ignore rules): the regex runs only on lines that hold it"))
 
 
 class CleanData(BaseModel):
@@ -43,13 +45,13 @@ class CleanData(BaseModel):
 
 
 @cache
-def load() -> tuple[CleanData, re.Pattern[str], list[tuple[str, re.Pattern[str]]]]:
+def load() -> tuple[CleanData, re.Pattern[str], list[tuple[str, str | None, re.Pattern[str]]]]:
     try:
         data = CleanData.model_validate(load_yaml(DATA.read_text(encoding="utf-8")))
     except Exception as exc:  # yaml or validation: a packaging bug either way
         raise DataError(f"{DATA}: {exc}") from exc
     prefix = re.compile("(?:" + "|".join(f"(?:{r.regex})" for r in data.prefixes) + ")")
-    return data, prefix, [(r.name, re.compile(r.regex)) for r in data.ignore]
+    return data, prefix, [(r.name, r.needle, re.compile(r.regex)) for r in data.ignore]
 
 
 def file_chunks(path: str | Path, chunk: int = 1 << 20, within: list[Path] | None = None) -> Iterator[bytes]:
@@ -139,8 +141,8 @@ def strip_prefixes(line: str) -> str:
 
 def ignored_by(line: str) -> str | None:
     """Name of the boilerplate rule that drops this (already prefix-stripped) line, if any."""
-    for name, rx in load()[2]:
-        if rx.search(line):
+    for name, needle, rx in load()[2]:
+        if (needle is None or needle in line) and rx.search(line):
             return name
     return None
 
