@@ -50,10 +50,11 @@ def score(cases: list[dict]) -> dict:
     phased = [0, 0, 0]  # cases whose thread states the phase; of them, a phase reported; of those, the same one
     for case in cases:
         ranked, phase = predict(case)
-        if case.get("phase"):
+        stated = case.get("phase")  # the fresh reports carry none
+        if stated:
             phased[0] += 1
             phased[1] += phase is not None
-            phased[2] += phase == case.get("phase")
+            phased[2] += phase == stated
         label = case["label"]
         row = per[label]
         row[0] += 1
@@ -78,11 +79,10 @@ def score(cases: list[dict]) -> dict:
     }
 
 
-def report(name: str, s: dict, aggregate: bool, show_misses: bool) -> None:
-    title = name if name.startswith("fresh") else f"split {name}"
+def report(title: str, s: dict, aggregate: bool, show_misses: bool) -> None:
     print(f"== {title}: {s['n']} cases  top-1 {s['top1']:.3f}  top-3 {s['top3']:.3f}  "
           f"unknown rate {s['unknown_rate']:.3f}")
-    if s["phase_n"]:  # the fresh reports carry no phase
+    if s["phase_n"]:
         print(f"   phase: reported for {s['phase_said']:.3f} of the {s['phase_n']} cases whose thread states it, "
               f"the thread's phase in {s['phase_right']:.3f} of those")
     if aggregate:
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     for split in splits:
         chosen = [c for c in cases if c["split"] == split]
         # the test split is read in aggregate only: per-case output would invite tuning to it
-        report(split, score(chosen), args.aggregate or split == "test", args.misses and split == "dev")
+        report(f"split {split}", score(chosen), args.aggregate or split == "test", args.misses and split == "dev")
     return 0
 
 

@@ -58,7 +58,3 @@ def expand(regex: str) -> str:
 
     return CALL.sub(one, regex)
 
-
-def used(regex: str) -> list[str]:
-    """The fragment names a regex calls, in order."""
-    return CALL.findall(regex)
