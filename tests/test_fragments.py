@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-from aoti_debug.classify.fragments import CALL, _Fragments, fragments
 from aoti_debug.classify.guides import Pattern
+from aoti_debug.common.fragments import CALL, _Fragments, fragments
 from pydantic import ValidationError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,7 +50,7 @@ def test_a_fragment_that_captures_calls_another_or_does_not_compile_is_refused(b
 
 def test_every_fragment_is_called_by_some_rule_and_every_call_names_a_fragment() -> None:
     files = [*(g for g in sorted((ROOT / "guides").glob("*.md")) if g.name != "README.md"),
-             DATA / "phases.yaml", DATA / "engines.yaml"]
+             DATA / "phases.yaml", DATA / "engines.yaml", DATA / "clean.yaml"]
     raw = "".join(p.read_text(encoding="utf-8") for p in files)
     called = set(CALL.findall(raw))
     assert called == set(fragments()), {"unused": set(fragments()) - called, "unknown": called - set(fragments())}
@@ -59,3 +59,13 @@ def test_every_fragment_is_called_by_some_rule_and_every_call_names_a_fragment()
 def test_a_misspelt_fragment_name_is_reported_as_unknown_not_as_a_regex_error() -> None:
     with pytest.raises(ValidationError, match=r"unknown fragment \(\?&Torch_home\)"):
         _pattern(r"(?&Torch_home)torch")
+
+
+def test_the_cleaning_rules_read_a_fragment_as_the_rules_do() -> None:
+    from aoti_debug.common import logread
+
+    _data, prefix, _ignore = logread.load()
+    assert "(?&" not in prefix.pattern
+    line = "V0606 12:51:18.544000 133019546625856 torch/_dynamo/guards.py:2610] [1/1] Recompiling function forward"
+    assert logread.clean_line(line) == "Recompiling function forward"
+    assert logread.clean_line("V0606 is no log head") == "V0606 is no log head"

@@ -9,8 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from aoti_debug.classify.fragments import expand
 from aoti_debug.common.errors import BadInput, DataError
+from aoti_debug.common.fragments import expand
 from aoti_debug.common.paths import guides_dir
 from aoti_debug.common.yamlio import YAMLError, load_yaml
 

@@ -9,9 +9,10 @@ from functools import cache
 from pathlib import Path
 from typing import BinaryIO
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from aoti_debug.common.errors import DataError
+from aoti_debug.common.fragments import expand
 from aoti_debug.common.yamlio import load_yaml
 
 DATA = Path(__file__).parent.parent / "data" / "clean.yaml"
@@ -34,7 +35,13 @@ class CleanRule(BaseModel):
     drop: list[str] = Field(default_factory=list, description="Lines this drops")
     keep: list[str] = Field(default_factory=list, description="Look-alike lines this leaves alone")
     needle: str | None = Field(default=None, description=(
-        "Literal text every line it drops contains (ignore rules): the regex runs only on lines that hold it"))
+        "Literal text every line it drops contains (ignore rules only): the regex runs only on lines that hold it"))
+
+    @field_validator("regex", mode="before")
+    @classmethod
+    def _expand(cls, v: object) -> object:
+        """Shared fragments, (?&name), written out (data/fragments.yaml), as in the rules' regexes."""
+        return expand(v) if isinstance(v, str) else v
 
 
 class CleanData(BaseModel):
@@ -42,6 +49,13 @@ class CleanData(BaseModel):
     prefixes: list[CleanRule]
     json_fields: list[str] = Field(default_factory=list, description="A JSON log line's message, first found")
     ignore: list[CleanRule]
+
+    @model_validator(mode="after")
+    def _needles_only_where_read(self) -> CleanData:
+        """A prefix runs on every line (all prefixes as one regex), so a needle there would be read by nobody."""
+        if named := [r.name for r in self.prefixes if r.needle is not None]:
+            raise ValueError(f"prefix rules take no needle (only ignore rules are prefiltered): {named}")
+        return self
 
 
 @cache
