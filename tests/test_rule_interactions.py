@@ -1196,3 +1196,44 @@ def test_exports_signature_check_needs_its_own_words_not_any_unexpected_class() 
     assert classify_text("AssertionError: Unexpectedly found a <class 'torch.Tensor'> in the inputs.\n"
                          ).pattern == "export_failure"
     assert classify_text("AssertionError: Unexpectedly found a <class 'int'> in the config\n").pattern == "unknown"
+
+
+def test_rusts_cudarc_reports_another_frameworks_fault_unless_torch_is_in_the_log() -> None:
+    # https://github.com/EricLBuehler/mistral.rs/issues/1542: cudarc's DriverError(...) under a Rust panic, no torch
+    rust = ("thread '<unnamed>' panicked at /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/"
+            "cudarc-0.13.9/src/driver/safe/core.rs:257:76:\n"
+            "called `Result::unwrap()` on an `Err` value: DriverError(CUDA_ERROR_ILLEGAL_ADDRESS, "
+            "\"an illegal memory access was encountered\")\n")
+    r = classify_text(rust)
+    assert r.pattern == "unknown"
+    assert "cuda_illegal_memory_access" in [a.pattern for a in r.alternatives]
+    # PyTorch's own wording of the same fault keeps its class
+    assert classify_text("RuntimeError: CUDA error: an illegal memory access was encountered\n"
+                         ).pattern == "cuda_illegal_memory_access"
+
+
+def test_caffes_frames_make_a_cublas_failure_caffes_but_caffe2_symbols_do_not() -> None:
+    # https://github.com/chengyangfu/caffe/issues/6: glog check failure with caffe:: frames
+    caffe = ("F0421 09:02:45.161278  7233 math_functions.cu:52] Check failed: status == CUBLAS_STATUS_SUCCESS "
+             "(13 vs. 0)  CUBLAS_STATUS_EXECUTION_FAILED\n*** Check failure stack trace: ***\n"
+             "    @     0x7f2f6f1d36a5  caffe::caffe_gpu_gemv<>()\n"
+             "    @     0x7f2f6f17a51a  caffe::BiasLayer<>::Backward_gpu()\n")
+    assert classify_text(caffe).pattern == "unknown"
+    # PyTorch's cuBLAS check, and a caffe2:: frame (torch's own C++ namespace), stay an illegal access
+    torch_line = ("RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasGemmEx( handle, "
+                  "opa, opb, m, n, k, &falpha, a, CUDA_R_16F, lda, b, CUDA_R_16F, ldb, &fbeta, c, CUDA_R_16F, ldc, "
+                  "CUDA_R_32F, CUBLAS_GEMM_DFALT_TENSOR_OP)`\n")
+    assert classify_text(torch_line).pattern == "cuda_illegal_memory_access"
+    assert classify_text(caffe.replace("caffe::", "caffe2::")).pattern == "cuda_illegal_memory_access"
+
+
+def test_deepspeeds_gemm_status_13_is_a_failed_kernel_but_other_statuses_are_not() -> None:
+    # DeepSpeed's cublas_wrappers.cu prints the cuBLAS status as a number; https://github.com/index-tts/index-tts/issues/424
+    assert classify_text("!!!! kernel execution error. (m: 1280, n: 3075, k: 5120, error: 13) \n"
+                         ).pattern == "cuda_illegal_memory_access"
+    assert classify_text("!!!! kernel execution error. (batch: 60, m: 1025, n: 1025, k: 64, error: 13) \n"
+                         ).pattern == "cuda_illegal_memory_access"
+    # 14 is CUBLAS_STATUS_INTERNAL_ERROR, 7 an invalid value: not a fault
+    for status in (14, 7):
+        assert classify_text(f"!!!! kernel execution error. (m: 3840, n: 3075, k: 1280, error: {status}) \n"
+                             ).pattern != "cuda_illegal_memory_access", status
