@@ -1237,3 +1237,19 @@ def test_deepspeeds_gemm_status_13_is_a_failed_kernel_but_other_statuses_are_not
     for status in (14, 7):
         assert classify_text(f"!!!! kernel execution error. (m: 3840, n: 3075, k: 1280, error: {status}) \n"
                              ).pattern != "cuda_illegal_memory_access", status
+
+
+def test_dynamos_wrap_it_as_a_custom_op_advice_is_custom_op_only_for_a_third_party_builtin() -> None:
+    advice = (" This function is either a Python builtin (e.g. _warnings.warn) or a third-party C/C++ Python extension"
+              " (perhaps created with pybind). If it is a Python builtin, please file an issue on GitHub so the PyTorch"
+              " team can add support for it and see the next case for a workaround. If it is a third-party C/C++"
+              " Python extension, please either wrap it into a PyTorch-understood custom operator (see"
+              " https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html for more details) or, if it is"
+              " traceable, use torch.compiler.allow_in_graph.\n")
+    # pytorch#144540: a pybind kernel (FlashAttention 3) Dynamo cannot trace, to be wrapped as a custom op
+    assert classify_text("[rank7]: torch._dynamo.exc.Unsupported: Graph break due to unsupported builtin "
+                         "flash_attn_3_cuda.PyCapsule.fwd." + advice).pattern == "custom_op"
+    # NVIDIA/torch-harmonics#73: torch's own builtin under torch.export is Dynamo's gap, not a kernel to register
+    r = classify_text("E       torch._dynamo.exc.Unsupported: Graph break due to unsupported builtin "
+                      "torch._VariableFunctionsClass.sparse_coo_tensor." + advice)
+    assert r.pattern == "export_failure", r.pattern
