@@ -1253,3 +1253,29 @@ def test_dynamos_wrap_it_as_a_custom_op_advice_is_custom_op_only_for_a_third_par
     r = classify_text("E       torch._dynamo.exc.Unsupported: Graph break due to unsupported builtin "
                       "torch._VariableFunctionsClass.sparse_coo_tensor." + advice)
     assert r.pattern == "export_failure", r.pattern
+
+
+def test_a_jit_built_extensions_own_so_missing_is_its_failed_build_not_a_missing_dependency() -> None:
+    # torch.utils.cpp_extension imports <dir>/<name>/<name>.so from its build directory; glibc names that file itself
+    # when the build never wrote it (https://github.com/databrickslabs/dolly/issues/119): the build's failure
+    missing_output = ("ImportError: /root/.cache/torch_extensions/py310_cu117/fused_adam/fused_adam.so: "
+                      "cannot open shared object file: No such file or directory\n")
+    r = classify_text(missing_output)
+    assert r.pattern == "unknown"
+    assert "native_abi" in [a.pattern for a in r.alternatives]
+    # a dependency the loader cannot find is named by its soname, and a library at a path of another name stays one
+    for line in ["ImportError: libc10.so: cannot open shared object file: No such file or directory",
+                 "OSError: /usr/local/lib/python3.12/dist-packages/torch/build/lib/libaoti_custom_ops.so: "
+                 "cannot open shared object file: No such file or directory"]:
+        assert classify_text(line + "\n").pattern == "native_abi", line
+
+
+def test_torchvisions_cuda_check_is_version_skew_even_when_wrapped_after_its_opening_words() -> None:
+    # torchvision/extension.py _check_cuda_version; a notebook wrapped it after "different"
+    # (https://github.com/acheong08/Diffusion-ColabUI/issues/108)
+    wrapped = ("RuntimeError: Detected that PyTorch and torchvision were compiled with different\n"
+               "CUDA versions. PyTorch has CUDA Version=11.7 and torchvision has CUDA \n"
+               "Version=11.8. Please reinstall the torchvision that matches your PyTorch \ninstall.\n")
+    assert classify_text(wrapped).pattern == "version_skew"
+    # another package's build compiled with different flags is not torchvision's check
+    assert classify_text("The wheels were compiled with different compiler flags.\n").pattern != "version_skew"
