@@ -1279,3 +1279,42 @@ def test_torchvisions_cuda_check_is_version_skew_even_when_wrapped_after_its_ope
     assert classify_text(wrapped).pattern == "version_skew"
     # another package's build compiled with different flags is not torchvision's check
     assert classify_text("The wheels were compiled with different compiler flags.\n").pattern != "version_skew"
+
+
+def test_triton_windows_failed_to_compile_cc_cmd_is_the_launcher_build_only_for_triton_s_c_file() -> None:
+    # triton-windows' build.py prints the command list before it re-raises
+    # (https://github.com/triton-lang/triton-windows/issues/30)
+    assert classify_text("Failed to compile. cc_cmd: ['C:\\\\VS\\\\bin\\\\Hostx64\\\\x64\\\\cl.exe', "
+                         "'C:\\\\Users\\\\user\\\\AppData\\\\Local\\\\Temp\\\\tmpyijnwzhf\\\\cuda_utils.c', "
+                         "'/nologo', '/O2', '/LD']\n").pattern == "toolchain_setup"
+    assert classify_text("Failed to compile. cc_cmd: ['/usr/bin/gcc', '/home/user/proj/src/main.c', '-O3']\n"
+                         ).pattern == "unknown"
+
+
+def test_the_metal_compiler_on_a_generated_shader_is_lowering_not_a_cpp_compile_error() -> None:
+    # MPSInductor's shader rejected by Metal (https://github.com/pytorch/pytorch/issues/144630)
+    metal = ("program_source:19:9: error: expected ')'\n        auto tmp10 = tmp8 ? tmp9 : 0.0;\n"
+             "program_source:21:29: error: use of undeclared identifier 'tmp10'\n")
+    assert classify_text(metal).pattern == "lowering_error"
+    # gcc's same words on Inductor's C++ stay cpp_compile_error
+    assert classify_text("torch._inductor.exc.InductorError: CppCompileError: C++ compile error\n"
+                         "error: use of undeclared identifier 'tmp10'\n").pattern == "cpp_compile_error"
+
+
+def test_backend_compiler_failed_for_another_engines_backend_is_not_inductor_s_lowering() -> None:
+    # Torch-TensorRT's own converter under Dynamo (https://github.com/pytorch/TensorRT/issues/2356)
+    trt = ("torch._dynamo.exc.BackendCompilerFailed: backend='torch_tensorrt' raised:\n"
+           "TypeError: torch.int64 is not a supported dtype\n")
+    assert classify_text(trt).pattern == "unknown"
+    assert classify_text(trt.replace("torch_tensorrt", "inductor")).pattern == "lowering_error"
+
+
+def test_aoti_as_letters_inside_a_user_name_is_not_a_compiled_model() -> None:
+    # a pip build of flash-attn under /home/fanghaotian (https://github.com/Dao-AILab/flash-attention/issues/1921)
+    build = ('  File "/home/fanghaotian/conda/envs/verl/lib/python3.10/site-packages/torch/utils/cpp_extension.py", '
+             "line 2506, in _run_ninja_build\n"
+             "subprocess.CalledProcessError: Command '['ninja', '-v', '-j', '64']' returned non-zero exit status 1.\n")
+    assert classify_text(build).pattern == "unknown"
+    # AOTI's own identifiers still show a compiled model
+    aoti = build.replace("_run_ninja_build", "_run_ninja_build\n  torch._inductor.aoti_compile_and_package(ep)")
+    assert classify_text(aoti).outsider is None
