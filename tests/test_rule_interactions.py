@@ -1318,3 +1318,15 @@ def test_aoti_as_letters_inside_a_user_name_is_not_a_compiled_model() -> None:
     # AOTI's own identifiers still show a compiled model
     aoti = build.replace("_run_ninja_build", "_run_ninja_build\n  torch._inductor.aoti_compile_and_package(ep)")
     assert classify_text(aoti).outsider is None
+
+
+def test_compiled_with_a_different_cuda_is_a_build_said_to_differ_not_results() -> None:
+    # torchvision/extension.py's check: no line of it is wrong output's evidence (the phase may still rank it)
+    skew = ("TORCHINDUCTOR_CPP_WRAPPER=1 python run.py\nRuntimeError: Detected that PyTorch and torchvision were "
+            "compiled with different CUDA major versions. PyTorch has CUDA Version=11.8\n")
+    result = classify_text(skew)
+    assert result.pattern == "version_skew"
+    assert not [e for a in result.alternatives if a.pattern == "wrong_output" for e in a.evidence]
+    # compiled results said to differ stay the user's words of wrong output
+    words = "TORCHINDUCTOR_CPP_WRAPPER=1 python run.py\nThe compiled model gives different results than eager.\n"
+    assert classify_text(words).pattern == "wrong_output"
