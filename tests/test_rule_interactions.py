@@ -1330,3 +1330,16 @@ def test_compiled_with_a_different_cuda_is_a_build_said_to_differ_not_results() 
     # compiled results said to differ stay the user's words of wrong output
     words = "TORCHINDUCTOR_CPP_WRAPPER=1 python run.py\nThe compiled model gives different results than eager.\n"
     assert classify_text(words).pattern == "wrong_output"
+
+
+def test_an_inductor_kernel_name_shows_a_compiled_model_for_a_nan_said_in_prose() -> None:
+    # LeRobot's compile_model=true training (https://github.com/huggingface/lerobot/issues/4178)
+    nan = ("- **Why**: inductor fuses these ops into a generated triton **split-scan kernel** "
+           "(`triton_spl_fused__to_copy_cat_cumsum_...`) that is **miscompiled at small dynamic shapes**.\n"
+           "- **Worst part**: in `compile_mode=default` the run *looks successful* - loss is NaN from step 1, "
+           "**no error raised**.\n")
+    assert classify_text(nan).pattern == "nan_inf"
+    # the same words without the generated kernel's name show no compiled model
+    assert classify_text(nan.replace("triton_spl_fused__to_copy_cat_cumsum_", "my_scan")).pattern == "unknown"
+    # a hand-written kernel's name is no Inductor kernel
+    assert classify_text(nan.replace("triton_spl_fused_", "triton_scan_kernel_")).pattern == "unknown"
