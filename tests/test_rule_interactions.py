@@ -1343,3 +1343,21 @@ def test_an_inductor_kernel_name_shows_a_compiled_model_for_a_nan_said_in_prose(
     assert classify_text(nan.replace("triton_spl_fused__to_copy_cat_cumsum_", "my_scan")).pattern == "unknown"
     # a hand-written kernel's name is no Inductor kernel
     assert classify_text(nan.replace("triton_spl_fused_", "triton_scan_kernel_")).pattern == "unknown"
+
+
+def test_msvc_cannot_open_file_decides_the_toolchain_only_for_a_compiled_model_or_triton_s_own_libraries() -> None:
+    # any MSVC build prints LNK1181 (a C project's resource file, https://github.com/xaitax/Chrome-App-Bound-Encryption-Decryption/issues/171)
+    project = "LINK : fatal error LNK1181: cannot open input file 'build\\resource.res'\n[FAIL] Build failed.\n"
+    assert classify_text(project).pattern == "unknown"
+    # after cl.exe echoes Triton's launcher it is that build's (https://github.com/woct0rdho/triton-windows/issues/164)
+    launcher = "__triton_launcher.c\nLINK : fatal error LNK1181: cannot open input file 'C:\\Program.obj'\n"
+    assert classify_text(launcher).pattern == "toolchain_setup"
+    # a project's main.c echoed the same way is no launcher
+    assert classify_text(launcher.replace("__triton_launcher.c", "main.c")).pattern == "unknown"
+    # cuda.lib and python3X.lib, the libraries Triton's launcher links, decide alone
+    assert classify_text("LINK : fatal error LNK1104: cannot open file 'python311.lib'\n").pattern == "toolchain_setup"
+    assert classify_text("LINK : fatal error LNK1181: cannot open input file 'cuda.lib'\n").pattern == "toolchain_setup"
+    # ld's cannot find -l<lib> of any build is no compiled model's (PyTorch's own build,
+    # https://github.com/pytorch/pytorch/issues/66030)
+    ld = "/usr/bin/ld: cannot find -laot_compiler\ncollect2: error: ld returned 1 exit status\n"
+    assert classify_text(ld).pattern == "unknown"
