@@ -1361,3 +1361,18 @@ def test_msvc_cannot_open_file_decides_the_toolchain_only_for_a_compiled_model_o
     # https://github.com/pytorch/pytorch/issues/66030)
     ld = "/usr/bin/ld: cannot find -laot_compiler\ncollect2: error: ld returned 1 exit status\n"
     assert classify_text(ld).pattern == "unknown"
+
+
+def test_a_compiler_rejecting_inductors_isa_flag_beside_a_compiled_model_is_the_toolchain() -> None:
+    # RISC-V gcc takes no -march=native (https://github.com/pytorch/pytorch/pull/167071, vLLM on CPU)
+    riscv = ("g++: error: ‘-march=native’: ISA string must begin with rv32 or rv64\n"
+             '  File "/usr/local/lib64/python3.11/site-packages/torch/_inductor/cpp_builder.py", line 396, '
+             "in _run_compile_cmd\n"
+             "    raise exc.CppCompileError(cmd, output) from e\n"
+             "torch._inductor.exc.InductorError: CppCompileError: C++ compile error\n")
+    assert classify_text(riscv).pattern == "toolchain_setup"
+    # the same words from a native build of other code (no compiled model) are not the toolchain Inductor needs
+    other = ("g++ -O3 -march=native -c ggml.c -o ggml.o\n"
+             "g++: error: ‘-march=native’: ISA string must begin with rv32 or rv64\n"
+             "make: *** [Makefile:12: ggml.o] Error 1\n")
+    assert classify_text(other).pattern != "toolchain_setup"
