@@ -1376,3 +1376,47 @@ def test_a_compiler_rejecting_inductors_isa_flag_beside_a_compiled_model_is_the_
              "g++: error: ‘-march=native’: ISA string must begin with rv32 or rv64\n"
              "make: *** [Makefile:12: ggml.o] Error 1\n")
     assert classify_text(other).pattern != "toolchain_setup"
+
+
+def test_tensorrt_10s_namespaced_error_format_is_another_engine_unless_torch_is_in_view() -> None:
+    # TensorRT 10 names nvinfer1::<class>::<method> inside its [file::function::line] format
+    # (https://github.com/yuvraj108c/ComfyUI-Upscaler-Tensorrt/issues/49)
+    trt = ("[E] [virtualMemoryBuffer.cpp::nvinfer1::StdVirtualMemoryBufferImpl::resizePhysical::154] Error Code 2: "
+           "OutOfMemory (Requested size was 4194304000 bytes.)\n")
+    result = classify_text(trt)
+    assert result.pattern == "unknown"
+    assert result.outsider is not None
+    # the same line beside a torch frame (Torch-TensorRT) is ours again
+    torch_frame = '  File "/usr/lib/python3.10/site-packages/torch/nn/modules/module.py", line 1501, in _call_impl\n'
+    assert classify_text(torch_frame + trt).outsider is None
+
+
+def test_a_cuda_c_programs_own_error_check_is_not_a_compiled_models_illegal_access() -> None:
+    # the CUDA samples' helper_cuda.h check() (https://github.com/HPCLab-933/Vina-CUDA/issues/3)
+    # and the CUDA SDK's cutil cudaSafeCall (https://github.com/niessner/BundleFusion/issues/77)
+    samples = ('CUDA error at ./inc/cuda/kernel2.cu:596 code=700(cudaErrorIllegalAddress) "cudaDeviceSynchronize()"\n'
+               "terminate called without an active exception\nAborted (core dumped)\n")
+    cutil = ("BundleFusion-master/FriedLiver/Source/SiftGPU/ProgramCU.cu(1571) : cudaSafeCall() Runtime API error "
+             "700: an illegal memory access was encountered.\n")
+    for text in (samples, cutil):
+        result = classify_text(text)
+        assert result.pattern == "unknown"
+        assert result.outsider is not None
+    # PyTorch's own words of the same fault stay cuda_illegal_memory_access
+    assert classify_text("TORCHINDUCTOR_CPP_WRAPPER=1 python run.py\nRuntimeError: CUDA error: an illegal memory "
+                         "access was encountered\n").pattern == "cuda_illegal_memory_access"
+
+
+def test_resource_exhausted_error_and_pjrt_log_lines_are_other_frameworks() -> None:
+    # PaddlePaddle's allocator (https://github.com/PaddlePaddle/Paddle/issues/42228)
+    paddle = ("RuntimeError: ResourceExhaustedError:\n\nOut of memory error on GPU 0. Cannot allocate 98.000244MB "
+              "memory on GPU 0, 6.000000GB memory has been allocated and available memory is only 0.000000B.\n")
+    assert classify_text(paddle).pattern == "unknown"
+    # XLA's PJRT glog line (https://github.com/jax-ml/jax/issues/25002)
+    pjrt = ("E1120 10:59:55.894873   35984 pjrt_stream_executor_client.cc:3067] Execution of replica 0 failed: "
+            "INTERNAL: CUDA error: Could not synchronize CUDA stream: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal "
+            "memory access was encountered.\n")
+    assert classify_text(pjrt).pattern == "unknown"
+    # PyTorch's own out of memory keeps its class
+    assert classify_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; "
+                         "23.70 GiB total capacity)\n").pattern == "out_of_memory"
