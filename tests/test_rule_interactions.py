@@ -1253,6 +1253,17 @@ def test_dynamos_wrap_it_as_a_custom_op_advice_is_custom_op_only_for_a_third_par
     r = classify_text("E       torch._dynamo.exc.Unsupported: Graph break due to unsupported builtin "
                       "torch._VariableFunctionsClass.sparse_coo_tensor." + advice)
     assert r.pattern == "export_failure", r.pattern
+    # the Explanation form (torch >= 2.8) puts the builtin and the advice on separate lines: the builtin still decides
+    explained = ("torch._dynamo.exc.Unsupported: Attempted to call function marked as skipped\n"
+                 "  Explanation: Dynamo does not know how to trace the builtin `{}.` This function is either a "
+                 "Python builtin (e.g. _warnings.warn) or a third-party C/C++ Python extension (perhaps created "
+                 "with pybind).\n  Hint: If it is a third-party C/C++ Python extension, please either wrap it into a"
+                 " PyTorch-understood custom operator (see https://pytorch.org/tutorials/advanced/"
+                 "custom_ops_landing_page.html for more details) or, if it is traceable, use "
+                 "torch.compiler.allow_in_graph.\n")
+    assert classify_text(explained.format("flash_attn_3_cuda.PyCapsule.fwd")).pattern == "custom_op"
+    for builtin in ("torch._VariableFunctionsClass.sparse_coo_tensor", "posix.stat", "_hashlib.openssl_sha1"):
+        assert classify_text(explained.format(builtin)).pattern == "export_failure", builtin
 
 
 def test_a_jit_built_extensions_own_so_missing_is_its_failed_build_not_a_missing_dependency() -> None:
@@ -1296,6 +1307,9 @@ def test_the_metal_compiler_on_a_generated_shader_is_lowering_not_a_cpp_compile_
     metal = ("program_source:19:9: error: expected ')'\n        auto tmp10 = tmp8 ? tmp9 : 0.0;\n"
              "program_source:21:29: error: use of undeclared identifier 'tmp10'\n")
     assert classify_text(metal).pattern == "lowering_error"
+    # the same diagnostic quoted inside the runtime's error line
+    assert classify_text("RuntimeError: Failed to create pipeline state: program_source:21:29: error: use of "
+                         "undeclared identifier 'tmp10'\n").pattern == "lowering_error"
     # gcc's same words on Inductor's C++ stay cpp_compile_error
     assert classify_text("torch._inductor.exc.InductorError: CppCompileError: C++ compile error\n"
                          "error: use of undeclared identifier 'tmp10'\n").pattern == "cpp_compile_error"
@@ -1307,6 +1321,11 @@ def test_backend_compiler_failed_for_another_engines_backend_is_not_inductor_s_l
            "TypeError: torch.int64 is not a supported dtype\n")
     assert classify_text(trt).pattern == "unknown"
     assert classify_text(trt.replace("torch_tensorrt", "inductor")).pattern == "lowering_error"
+    # IPEX's backend, and the older wording that names the backend bare (torch 2.0: "BackendCompilerFailed: X raised")
+    assert classify_text(trt.replace("torch_tensorrt", "ipex")).pattern == "unknown"
+    old = "torch._dynamo.exc.BackendCompilerFailed: {} raised TypeError: torch.int64 is not a supported dtype\n"
+    assert classify_text(old.format("tensorrt")).pattern == "unknown"
+    assert classify_text(old.format("inductor")).pattern == "lowering_error"
 
 
 def test_aoti_as_letters_inside_a_user_name_is_not_a_compiled_model() -> None:
@@ -1316,7 +1335,7 @@ def test_aoti_as_letters_inside_a_user_name_is_not_a_compiled_model() -> None:
              "subprocess.CalledProcessError: Command '['ninja', '-v', '-j', '64']' returned non-zero exit status 1.\n")
     assert classify_text(build).pattern == "unknown"
     # AOTI's own identifiers still show a compiled model
-    aoti = build.replace("_run_ninja_build", "_run_ninja_build\n  torch._inductor.aoti_compile_and_package(ep)")
+    aoti = build.replace("_run_ninja_build", "_run_ninja_build\n  runner = aoti_load_package(path)")  # no other word
     assert classify_text(aoti).outsider is None
 
 
@@ -1339,24 +1358,32 @@ def test_an_inductor_kernel_name_shows_a_compiled_model_for_a_nan_said_in_prose(
            "- **Worst part**: in `compile_mode=default` the run *looks successful* - loss is NaN from step 1, "
            "**no error raised**.\n")
     assert classify_text(nan).pattern == "nan_inf"
+    # every category Inductor names a kernel by (wrapper_benchmark.py: foreach ... template, or unknown)
+    for category in ("for", "per", "poi", "red", "tem", "unk"):
+        assert classify_text(nan.replace("triton_spl_", f"triton_{category}_")).pattern == "nan_inf", category
     # the same words without the generated kernel's name show no compiled model
     assert classify_text(nan.replace("triton_spl_fused__to_copy_cat_cumsum_", "my_scan")).pattern == "unknown"
     # a hand-written kernel's name is no Inductor kernel
     assert classify_text(nan.replace("triton_spl_fused_", "triton_scan_kernel_")).pattern == "unknown"
 
 
-def test_msvc_cannot_open_file_decides_the_toolchain_only_for_a_compiled_model_or_triton_s_own_libraries() -> None:
+def test_msvc_cannot_open_file_decides_the_toolchain_only_for_a_compiled_model_or_the_cuda_driver_library() -> None:
     # any MSVC build prints LNK1181 (a C project's resource file, https://github.com/xaitax/Chrome-App-Bound-Encryption-Decryption/issues/171)
     project = "LINK : fatal error LNK1181: cannot open input file 'build\\resource.res'\n[FAIL] Build failed.\n"
     assert classify_text(project).pattern == "unknown"
-    # after cl.exe echoes Triton's launcher it is that build's (https://github.com/woct0rdho/triton-windows/issues/164)
+    # after cl.exe echoes Triton's launcher the link error ranks as that build's, but the echo shows no compiled
+    # model (https://github.com/woct0rdho/triton-windows/issues/164: a hand-written Triton test)
     launcher = "__triton_launcher.c\nLINK : fatal error LNK1181: cannot open input file 'C:\\Program.obj'\n"
-    assert classify_text(launcher).pattern == "toolchain_setup"
-    # a project's main.c echoed the same way is no launcher
+    result = classify_text(launcher)
+    assert result.pattern == "unknown" and result.alternatives[0].pattern == "toolchain_setup"
+    # beside a compiled model it decides
+    assert classify_text("TORCHINDUCTOR_CPP_WRAPPER=1 python run.py\n" + launcher).pattern == "toolchain_setup"
+    # a project's main.c echoed the same way is no launcher: nothing ranks the toolchain from the echo
     assert classify_text(launcher.replace("__triton_launcher.c", "main.c")).pattern == "unknown"
-    # cuda.lib and python3X.lib, the libraries Triton's launcher links, decide alone
-    assert classify_text("LINK : fatal error LNK1104: cannot open file 'python311.lib'\n").pattern == "toolchain_setup"
+    # cuda.lib, the driver library Triton's launcher links, decides alone; python3X.lib, which every CPython extension
+    # links (a setuptools build), does not
     assert classify_text("LINK : fatal error LNK1181: cannot open input file 'cuda.lib'\n").pattern == "toolchain_setup"
+    assert classify_text("LINK : fatal error LNK1104: cannot open file 'python311.lib'\n").pattern == "unknown"
     # ld's cannot find -l<lib> of any build is no compiled model's (PyTorch's own build,
     # https://github.com/pytorch/pytorch/issues/66030)
     ld = "/usr/bin/ld: cannot find -laot_compiler\ncollect2: error: ld returned 1 exit status\n"
@@ -1398,7 +1425,8 @@ def test_a_cuda_c_programs_own_error_check_is_not_a_compiled_models_illegal_acce
                "terminate called without an active exception\nAborted (core dumped)\n")
     cutil = ("BundleFusion-master/FriedLiver/Source/SiftGPU/ProgramCU.cu(1571) : cudaSafeCall() Runtime API error "
              "700: an illegal memory access was encountered.\n")
-    for text in (samples, cutil):
+    windows = samples.replace("./inc/cuda/kernel2.cu", "C:\\src\\kernel2.cu")  # a drive letter's colon
+    for text in (samples, cutil, windows):
         result = classify_text(text)
         assert result.pattern == "unknown"
         assert result.outsider is not None
@@ -1417,6 +1445,9 @@ def test_resource_exhausted_error_and_pjrt_log_lines_are_other_frameworks() -> N
             "INTERNAL: CUDA error: Could not synchronize CUDA stream: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal "
             "memory access was encountered.\n")
     assert classify_text(pjrt).pattern == "unknown"
+    # a GPU client's file (se_gpu_pjrt_client.cc), and a prefix spaced as torch's own log prefix, which cleaning strips
+    assert classify_text(pjrt.replace("   35984 pjrt_stream_executor_client", " 35984 se_gpu_pjrt_client")
+                         ).pattern == "unknown"
     # PyTorch's own out of memory keeps its class
     assert classify_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; "
                          "23.70 GiB total capacity)\n").pattern == "out_of_memory"
