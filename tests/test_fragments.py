@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from aoti_debug.classify.guides import Pattern
+from aoti_debug.common import logread
 from aoti_debug.common.fragments import CALL, _Fragments, fragments
 from pydantic import ValidationError
 
@@ -62,8 +63,6 @@ def test_a_misspelt_fragment_name_is_reported_as_unknown_not_as_a_regex_error() 
 
 
 def test_the_cleaning_rules_read_a_fragment_as_the_rules_do() -> None:
-    from aoti_debug.common import logread
-
     _data, prefix, _ignore = logread.load()
     assert "(?&" not in prefix.pattern
     line = "V0606 12:51:18.544000 133019546625856 torch/_dynamo/guards.py:2610] [1/1] Recompiling function forward"

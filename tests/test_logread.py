@@ -73,7 +73,6 @@ def test_a_notebooks_saved_traceback_line_is_read_as_its_string() -> None:
     assert logread.clean_line('"not json \\q",') == '"not json \\q",'  # not a JSON string: as it is
 
 
-
 def test_a_prefix_rule_that_names_a_needle_is_refused_since_no_prefix_is_prefiltered() -> None:
     rule = {"name": "p", "regex": "^x ", "strip": ["x y"], "needle": "x"}
     with pytest.raises(ValueError, match="prefix rules take no needle"):

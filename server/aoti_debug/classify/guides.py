@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from aoti_debug.common.errors import BadInput, DataError
-from aoti_debug.common.fragments import expand
+from aoti_debug.common.fragments import Regex
 from aoti_debug.common.paths import guides_dir
 from aoti_debug.common.yamlio import YAMLError, load_yaml
 
@@ -54,8 +54,8 @@ class Pattern(BaseModel):
     """One regex of a rule, applied to a cleaned log line."""
 
     model_config = ConfigDict(extra="forbid")
-    regex: str = Field(description="Python regex, matched with re.search against one cleaned line (the line as "
-                       "logged with raw: true)")
+    regex: Regex = Field(description="Python regex, matched with re.search against one cleaned line (the line as "
+                         "logged with raw: true); shared fragments, (?&name), written out (data/fragments.yaml)")
     needle: str | list[str] = Field(
         description="Literal text every matching line contains (or a list: each matching line contains one)"
     )
@@ -75,12 +75,6 @@ class Pattern(BaseModel):
             "Pattern ids whose decisive match in the same log makes this line a consequence, not a cause (an op "
             "missing because its library failed to load): it then only ranks the alternatives; `any`: every other "
             "pattern (a warning the program goes on after, so any cause printed beside it is the failure)"))
-
-    @field_validator("regex", mode="before")
-    @classmethod
-    def _expand(cls, v: object) -> object:
-        """Shared fragments, (?&name), written out (data/fragments.yaml)."""
-        return expand(v) if isinstance(v, str) else v
 
     @model_validator(mode="after")
     def _check(self) -> Pattern:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from functools import cache
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from aoti_debug.common.yamlio import load_model
 
@@ -58,3 +59,11 @@ def expand(regex: str) -> str:
 
     return CALL.sub(one, regex)
 
+
+def _expand_text(v: object) -> object:
+    return expand(v) if isinstance(v, str) else v  # anything else fails the str check that follows
+
+
+# A regex field of a data model (a rule's pattern, a cleaning rule): its shared fragments, (?&name), are written out
+# as the model validates it, before anything compiles it.
+Regex = Annotated[str, BeforeValidator(_expand_text)]

@@ -9,10 +9,10 @@ from functools import cache
 from pathlib import Path
 from typing import BinaryIO
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from aoti_debug.common.errors import DataError
-from aoti_debug.common.fragments import expand
+from aoti_debug.common.fragments import Regex
 from aoti_debug.common.yamlio import load_yaml
 
 DATA = Path(__file__).parent.parent / "data" / "clean.yaml"
@@ -30,18 +30,12 @@ VALID_ESCAPES = frozenset(bytes([c]) for c in b"nrtabfve0xuU\"'\\")  # what may 
 class CleanRule(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str
-    regex: str
+    regex: Regex  # shared fragments, (?&name), written out as in the rules' regexes
     strip: list[str] = Field(default_factory=list, description="Lines whose prefix this removes")
     drop: list[str] = Field(default_factory=list, description="Lines this drops")
     keep: list[str] = Field(default_factory=list, description="Look-alike lines this leaves alone")
     needle: str | None = Field(default=None, description=(
         "Literal text every line it drops contains (ignore rules only): the regex runs only on lines that hold it"))
-
-    @field_validator("regex", mode="before")
-    @classmethod
-    def _expand(cls, v: object) -> object:
-        """Shared fragments, (?&name), written out (data/fragments.yaml), as in the rules' regexes."""
-        return expand(v) if isinstance(v, str) else v
 
 
 class CleanData(BaseModel):
