@@ -1451,3 +1451,36 @@ def test_resource_exhausted_error_and_pjrt_log_lines_are_other_frameworks() -> N
     # PyTorch's own out of memory keeps its class
     assert classify_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; "
                          "23.70 GiB total capacity)\n").pattern == "out_of_memory"
+
+
+def test_inductors_own_words_for_a_dead_compile_worker_decide_without_a_command_line() -> None:
+    # torch/_inductor/async_compile.py (https://github.com/pytorch/pytorch/pull/135120) and
+    # compile_worker/subproc_pool.py (https://github.com/pytorch/torchtitan/issues/3944)
+    async_compile = ("RuntimeError: A compilation subprocess exited unexpectedly. This is likely due to a crash. To "
+                     "facilitate debugging, you can re-run with TORCHINDUCTOR_COMPILE_THREADS=1 to cause compilation "
+                     "to occur in the main process.\n")
+    closed = ('    raise RuntimeError("Attempting to use a closed pool")\n'
+              "RuntimeError: Attempting to use a closed pool\n")
+    unclean = ("W0717 10:02:11.123000 4242 torch/_inductor/compile_worker/subproc_pool.py:213] "
+               "SubprocPool unclean exit\n")
+    for text in (async_compile, closed, unclean):
+        assert classify_text(text).pattern == "segfault_no_message"
+    # the warning yields to a cause that decides in the same log
+    cause = ("RuntimeError: CUDA error: an illegal memory access was encountered\n"
+             "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+             "might be incorrect.\n")
+    assert classify_text(unclean + cause).pattern == "cuda_illegal_memory_access"
+    # another pool's closed-pool error is not Inductor's worker
+    assert classify_text("PoolClosedError: Connection pool 'default' is closed\n").pattern == "unknown"
+
+
+def test_a_broken_process_pools_submit_wording_is_a_crash_only_beside_a_compiled_model() -> None:
+    # CPython's concurrent/futures/process.py submit() on a broken pool
+    # (https://github.com/Lightning-AI/pytorch-lightning/issues/17211, its title)
+    line = ("concurrent.futures.process.BrokenProcessPool: A child process terminated abruptly, the process pool is "
+            "not usable anymore\n")
+    assert classify_text("TORCHINDUCTOR_CPP_WRAPPER=1 python run.py\n" + line).pattern == "segfault_no_message"
+    # any program's process pool prints it (https://github.com/epam/ai-dial-rag/issues/11): alone it is unknown
+    result = classify_text(line)
+    assert result.pattern == "unknown"
+    assert "segfault_no_message" in [a.pattern for a in result.alternatives]
