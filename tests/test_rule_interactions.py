@@ -1484,3 +1484,35 @@ def test_a_broken_process_pools_submit_wording_is_a_crash_only_beside_a_compiled
     result = classify_text(line)
     assert result.pattern == "unknown"
     assert "segfault_no_message" in [a.pattern for a in result.alternatives]
+
+
+def test_a_compiler_killed_for_memory_in_another_programs_build_is_not_a_compiled_models_compile_error() -> None:
+    # gigahorse compiling its own generated C++ (https://github.com/nevillegrech/gigahorse-toolchain/issues/95): the gcc
+    # driver's lines read the same for any build
+    gigahorse = ('  File "/root/work/gig/gigahorse-toolchain/./gigahorse.py", line 337, in compile_datalog\n'
+                 '    assert not(process.returncode), f"Compilation for {spec} failed. Stopping."\n'
+                 "AssertionError: Compilation for /root/work/gig/gigahorse-toolchain/clientlib/function_inliner.dl "
+                 "failed. Stopping.\nc++: fatal error: Killed signal terminated program cc1plus\n"
+                 "compilation terminated.\n")
+    assert classify_text(gigahorse).pattern == "unknown"
+    # beside a compiled model the same lines are Inductor's compile, killed
+    assert classify_text("TORCHINDUCTOR_CPP_WRAPPER=1 python run.py\ng++: fatal error: Killed signal terminated "
+                         "program cc1plus\ncompilation terminated.\n").pattern == "cpp_compile_error"
+
+
+def test_a_setup_py_builds_failing_compiler_and_cpp_extensions_missing_ninja_are_builds_not_compiled_models() -> None:
+    # Pyrit's setup.py build (https://github.com/JPaulMora/Pyrit/issues/390): distutils' spawn failure marks a build
+    pyrit = ("/usr/bin/ld: cannot find -lcuda \ncollect2: ld returned l exit status \n"
+             "error: command 'gcc' failed with exit status 1\n")
+    result = classify_text(pyrit)
+    assert result.pattern == "unknown"
+    assert result.outsider is not None
+    # Triton's launcher build (subprocess, not distutils) keeps the environment's class
+    assert classify_text("/usr/bin/ld: cannot find -lcuda: No such file or directory\ncollect2: error: ld returned "
+                         "1 exit status\n").pattern == "toolchain_setup"
+    # a project's cpp_extension without ninja (https://github.com/CSAILVision/unifiedparsing/issues/12)
+    ninja = ('raise RuntimeError("Ninja is required to load C++ extensions")\n'
+             "RuntimeError: Ninja is required to load C++ extensions\n")
+    assert classify_text(ninja).pattern == "unknown"
+    # beside a compiled model (torch 2.0's cpp_wrapper built with cpp_extension.load_inline) it is the toolchain's
+    assert classify_text("TORCHINDUCTOR_CPP_WRAPPER=1 python run.py\n" + ninja).pattern == "toolchain_setup"
