@@ -1549,3 +1549,28 @@ def test_the_autotuners_incorrect_result_wrapped_in_inductor_error_is_wrong_outp
     # any other assertion inside Inductor's compile stays lowering_error
     assert classify_text("torch._inductor.exc.InductorError: AssertionError: buf3 is not a ComputedBuffer\n"
                          ).pattern == "lowering_error"
+
+
+def test_the_cuda_arch_probe_on_a_torch_without_cuda_is_no_toolchain_failure() -> None:
+    # Inductor's arch probe logs this while a CPU model compiles on (github.com/pytorch/pytorch/pull/151528, #151650)
+    cpu_only = ("E0416 23:39:55.953000 418833 torch/_inductor/codegen/cuda/cuda_env.py:22] Error getting cuda arch: "
+                "Torch not compiled with CUDA enabled.\n")
+    assert classify_text(cpu_only).pattern != "toolchain_setup"
+    assert classify_text("Error getting cuda arch: Torch not compiled with CUDA enabled\n").pattern == "unknown"
+    # the probe failing for another reason still says what the CUDA backend needs from the host
+    other = "Error getting cuda arch: CUDA driver initialization failed, you might not have a CUDA gpu.\n"
+    assert classify_text(other).pattern == "toolchain_setup"
+
+
+def test_the_fx_interpreter_running_an_aten_graph_shows_a_compiled_model() -> None:
+    # an ExportedProgram run through the FX interpreter (https://github.com/pytorch/pytorch/issues/114000)
+    error = "RuntimeError: Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be the same\n"
+    node = ("\nWhile executing %convolution : [num_users=1] = call_function[target=torch.ops.aten.convolution.default]"
+            "(args = (%arg2_1, %arg0_1, %arg1_1, [1, 1], [0, 0], [1, 1], False, [0, 0], 1), kwargs = {})\n"
+            "Original traceback:\n  File \"/home/u/test.py\", line 12, in forward\n    conv = self.conv(x)\n")
+    assert classify_text(error + node).pattern == "input_device_mismatch"
+    # the same error in eager code is no compiled model's
+    assert classify_text(error).pattern == "unknown"
+    # a graph the user traced with symbolic_trace (modules, not ATen overloads) is eager code run by FX
+    traced = node.replace("call_function[target=torch.ops.aten.convolution.default]", "call_module[target=conv]")
+    assert classify_text(error + traced).pattern == "unknown"
