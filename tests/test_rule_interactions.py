@@ -1530,6 +1530,10 @@ def test_a_numeric_divergence_between_eager_and_compiled_is_wrong_output() -> No
                          ).pattern != "wrong_output"
     assert classify_text("The difference between eager and graph mode is explained in the docs.\n"
                          ).pattern == "unknown"
+    # a difference of speed or memory between them is no wrong result
+    for text in ("There is a big difference between eager and compiled mode performance on this GPU.\n",
+                 "The difference between eager and torch.compile latency is 2x.\n"):
+        assert classify_text(text).pattern == "unknown"
 
 
 def test_compiled_code_that_generated_nan_is_nan_inf() -> None:
@@ -1560,17 +1564,3 @@ def test_the_cuda_arch_probe_on_a_torch_without_cuda_is_no_toolchain_failure() -
     # the probe failing for another reason still says what the CUDA backend needs from the host
     other = "Error getting cuda arch: CUDA driver initialization failed, you might not have a CUDA gpu.\n"
     assert classify_text(other).pattern == "toolchain_setup"
-
-
-def test_the_fx_interpreter_running_an_aten_graph_shows_a_compiled_model() -> None:
-    # an ExportedProgram run through the FX interpreter (https://github.com/pytorch/pytorch/issues/114000)
-    error = "RuntimeError: Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be the same\n"
-    node = ("\nWhile executing %convolution : [num_users=1] = call_function[target=torch.ops.aten.convolution.default]"
-            "(args = (%arg2_1, %arg0_1, %arg1_1, [1, 1], [0, 0], [1, 1], False, [0, 0], 1), kwargs = {})\n"
-            "Original traceback:\n  File \"/home/u/test.py\", line 12, in forward\n    conv = self.conv(x)\n")
-    assert classify_text(error + node).pattern == "input_device_mismatch"
-    # the same error in eager code is no compiled model's
-    assert classify_text(error).pattern == "unknown"
-    # a graph the user traced with symbolic_trace (modules, not ATen overloads) is eager code run by FX
-    traced = node.replace("call_function[target=torch.ops.aten.convolution.default]", "call_module[target=conv]")
-    assert classify_text(error + traced).pattern == "unknown"
