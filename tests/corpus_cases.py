@@ -22,6 +22,12 @@ def cases() -> tuple[dict, ...]:
     return tuple(accuracy().load())
 
 
+@cache
+def fresh() -> tuple[dict, ...]:
+    """Every fresh report (tests/corpus/fresh.jsonl: gathered outside the corpus, no split), in file order."""
+    return tuple(accuracy().load(accuracy().FRESH))
+
+
 def dev_case(case_id: str) -> dict:
     """A `dev` case by its id: tests read `test` cases only in aggregate, never one by one."""
     c = next(c for c in cases() if c["id"] == case_id)

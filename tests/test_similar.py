@@ -1,5 +1,5 @@
-"""The public reports a log reads most like: the shipped index of the corpus's dev split, and how it fills the
-ranking."""
+"""The public reports a log reads most like: the shipped index of the corpus's dev split and the fresh reports, and
+how it fills the ranking."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import byfile
 import pytest
 from aoti_debug.classify import similar
 from aoti_debug.classify.engine import Alternative, _with_reports, classify_text
-from corpus_cases import cases
+from corpus_cases import cases, fresh
 from corpus_cases import dev_case as case
 
 
@@ -22,10 +22,11 @@ def ranked(result) -> list[tuple[str, float, str]]:
     return [(a.pattern, a.confidence, a.source) for a in result.alternatives]
 
 
-def test_the_shipped_index_is_the_dev_split_of_the_corpus_and_never_the_test_split() -> None:
-    assert similar.DATA.read_text(encoding="utf-8") == similar.index_text(cases())  # tests/corpus/merge.py writes it
+def test_the_shipped_index_is_the_dev_split_and_the_fresh_reports_and_never_the_test_split() -> None:
+    # tests/corpus/merge.py writes it
+    assert similar.DATA.read_text(encoding="utf-8") == similar.index_text(cases(), fresh())
     indexed = {r["url"] for r in json.loads(similar.DATA.read_text(encoding="utf-8"))["reports"]}
-    assert indexed == {c["url"] for c in cases() if c["split"] == "dev"}
+    assert indexed == {c["url"] for c in cases() if c["split"] == "dev"} | {c["url"] for c in fresh()}
     assert not indexed & {c["url"] for c in cases() if c["split"] == "test"}
 
 

@@ -2,8 +2,9 @@
 
 A case keeps the split it has; a new case (split null) gets one from a hash of its URL, so every log quoted
 from one thread lands in the same split and a rule tuned on `dev` never sees its thread's twin in `test`.
-Cases whose text repeats an existing one are dropped. The index of the `dev` reports that classify_error compares a
-log with (server/aoti_debug/data/reports.json) is rewritten from the result.
+Cases whose text repeats an existing one are dropped. The index of the reports that classify_error compares a log with
+(server/aoti_debug/data/reports.json: the `dev` cases, then fresh.jsonl's reports) is rewritten from the result; with
+no PART it is only rewritten (after fresh.jsonl changed).
 
     python tests/corpus/merge.py PART.jsonl [PART.jsonl ...]
 """
@@ -21,6 +22,7 @@ sys.path.insert(0, str(HERE.parent.parent / "server"))
 from aoti_debug.classify import similar  # noqa: E402
 
 CASES = HERE / "cases.jsonl"
+FRESH = HERE / "fresh.jsonl"
 FIELDS = ("id", "url", "torch", "text", "label", "phase", "split", "why")
 PHASES = {"export", "compile", "load", "run", None}
 # Half the threads tune the rules, the other half measure them.
@@ -66,7 +68,8 @@ def main(parts: list[str]) -> int:
             texts.add(case["text"].strip())
             added += 1
     CASES.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases), encoding="utf-8")
-    similar.DATA.write_text(similar.index_text(cases), encoding="utf-8")
+    fresh = [json.loads(x) for x in FRESH.read_text(encoding="utf-8").splitlines() if x.strip()]
+    similar.DATA.write_text(similar.index_text(cases, fresh), encoding="utf-8")
     print(f"{added} added, {len(cases)} cases; {similar.DATA.name} rewritten")
     return 0
 

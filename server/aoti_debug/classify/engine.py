@@ -98,8 +98,9 @@ class Classification(BaseModel):
         "The guide's steps to take next, in order (none for an outsider's log, another engine's, a hand-written Triton "
         "kernel's or a native build's: no AOTI tool applies)"))
     similar_reports: list[SimilarReport] = Field(default_factory=list, description=(
-        "The public reports (the corpus's dev split, each with its thread's URL and the pattern a person chose) whose "
-        "words the end of the log shares most, up to 3: evidence to check, not a diagnosis"))
+        "The public reports (the corpus's dev split and the fresh reports beside it, each with its thread's URL and "
+        "the pattern a person chose) whose words the end of the log shares most, up to 3: evidence to check, not a "
+        "diagnosis"))
     lines_scanned: int = 0
     bytes_scanned: int = 0
 

@@ -1,10 +1,12 @@
-"""The public reports a log reads most like (data/reports.json): the `dev` split of the real-report corpus, each
-quoted from an issue thread with the pattern a person chose for it, compared by the words they share (TF-IDF cosine).
+"""The public reports a log reads most like (data/reports.json): the `dev` split of the real-report corpus and the
+fresh reports gathered beside it (tests/corpus/fresh.jsonl), each quoted from an issue thread with the pattern a person
+chose for it, compared by the words they share (TF-IDF cosine).
 
 The nearest reports are evidence an agent or a user can check (each has its thread's URL), and the patterns those
 reports carry rank among the rules' alternatives by confidence. A log is compared by its last KiB, cleaned
 as the rules read it (ANSI codes, escapes, the prefixes tools add, boilerplate), and a report counts only when it
-shares at least 3 words with it. The `test` split is never indexed: it measures how this generalizes."""
+shares at least 3 words with it. The `test` split is never indexed: it measures how this generalizes (no fresh report
+is a thread of the corpus)."""
 
 from __future__ import annotations
 
@@ -36,8 +38,8 @@ _skip: ContextVar[frozenset[str]] = ContextVar("similar_skip", default=frozenset
 
 
 class SimilarReport(BaseModel):
-    """A public report (the corpus's dev split) whose words the end of the log shares: a thread to read, not a
-    diagnosis."""
+    """A public report (the corpus's dev split or a fresh report) whose words the end of the log shares: a thread to
+    read, not a diagnosis."""
 
     url: str = Field(description="The public thread the report is quoted from")
     pattern: str = Field(description="The pattern a person chose for it ('unknown': no AOTI failure, or none we know)")
@@ -57,11 +59,13 @@ def cleaned(text: bytes) -> bytes:
     return "\n".join(line for line in lines if line).encode()
 
 
-def index_text(cases: Iterable[dict]) -> str:
-    """What data/reports.json holds: each `dev` case's URL, label and word counts, in corpus order, a line each."""
+def index_text(cases: Iterable[dict], fresh: Iterable[dict] = ()) -> str:
+    """What data/reports.json holds: each `dev` case's URL, label and word counts, in corpus order, then each fresh
+    report's (fresh.jsonl's rows carry no split: none is a thread of the corpus), a line each."""
+    reports = [c for c in cases if c["split"] == "dev"] + list(fresh)
     rows = [json.dumps({"url": c["url"], "label": c["label"],
                         "words": dict(sorted(words(cleaned(c["text"].encode())).items()))},
-                       ensure_ascii=False, separators=(",", ":")) for c in cases if c["split"] == "dev"]
+                       ensure_ascii=False, separators=(",", ":")) for c in reports]
     return '{"reports": [\n' + ",\n".join(rows) + "\n]}\n"
 
 
