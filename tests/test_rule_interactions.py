@@ -1564,3 +1564,25 @@ def test_the_cuda_arch_probe_on_a_torch_without_cuda_is_no_toolchain_failure() -
     # the probe failing for another reason still says what the CUDA backend needs from the host
     other = "Error getting cuda arch: CUDA driver initialization failed, you might not have a CUDA gpu.\n"
     assert classify_text(other).pattern == "toolchain_setup"
+
+
+def test_a_cuda_programs_checker_naming_its_cu_file_and_dr_jit_are_other_programs_faults() -> None:
+    # a checker printing the CUDA error's text, then the .cu file it was called from
+    # (https://github.com/mp3guy/ICPCUDA/issues/33)
+    checker = ("Error: an illegal memory access was encountered "
+               "/workspaces/d435i_depth/libs/ICPCUDA/Cuda/containers/device_memory.cu:121\n")
+    # Dr.Jit's cuda_check() under its fatal-error prefix (https://github.com/mitsuba-renderer/drjit/issues/120)
+    drjit = ('Critical Dr.Jit compiler failure: cuda_check(): API error 0700 (CUDA_ERROR_ILLEGAL_ADDRESS): "an illegal '
+             'memory access was encountered" in /src/mitsuba3/ext/drjit/ext/drjit-core/src/util.cpp:203.\n'
+             "Aborted (core dumped)\n")
+    for text in (checker, drjit):
+        result = classify_text(text)
+        assert result.pattern == "unknown"
+        assert result.outsider is not None
+    # AOTI's own "Error: CUDA driver error: ..." names no .cu file and stays an illegal access
+    aoti = ("TORCHINDUCTOR_CPP_WRAPPER=1 python run.py\n"
+            "Error: CUDA driver error: an illegal memory access was encountered\n")
+    assert classify_text(aoti).pattern == "cuda_illegal_memory_access"
+    # and the same checker's line beside a torch frame is ours again
+    torch_frame = '  File "/usr/lib/python3.10/site-packages/torch/nn/modules/module.py", line 1501, in _call_impl\n'
+    assert classify_text(torch_frame + checker).outsider is None
