@@ -1586,3 +1586,15 @@ def test_a_cuda_programs_checker_naming_its_cu_file_and_dr_jit_are_other_program
     # and the same checker's line beside a torch frame is ours again
     torch_frame = '  File "/usr/lib/python3.10/site-packages/torch/nn/modules/module.py", line 1501, in _call_impl\n'
     assert classify_text(torch_frame + checker).outsider is None
+
+
+def test_tritons_older_ptxas_search_failure_is_toolchain_setup() -> None:
+    # Triton's path_to_ptxas before "Cannot find ptxas" (https://github.com/pytorch/pytorch/issues/90136), under
+    # torch.compile's wrapper, which alone would say lowering_error
+    text = ("torch._dynamo.exc.BackendCompilerFailed: _compile_fn raised RuntimeError: `ptxas` was searched in "
+            "TRITON_PTXAS_PATH, /usr/local/cuda/bin/ or PATH but a working version could not be found.\n")
+    assert classify_text(text).pattern == "toolchain_setup"
+    # advice that sets the variable, with nothing failing, is no such failure
+    advice = ("You can add environment to docker TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas to resolve the PTXAS "
+              "error\n")
+    assert classify_text(advice).pattern != "toolchain_setup"
