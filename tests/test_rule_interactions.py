@@ -1598,3 +1598,22 @@ def test_tritons_older_ptxas_search_failure_is_toolchain_setup() -> None:
     advice = ("You can add environment to docker TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas to resolve the PTXAS "
               "error\n")
     assert classify_text(advice).pattern != "toolchain_setup"
+
+
+def test_get_first_attr_finding_no_known_triton_attribute_is_version_skew() -> None:
+    # torch's shim across Triton releases raised: the traceback quotes its raise line
+    # (https://github.com/pytorch/pytorch/issues/117185), before or without the printed message
+    text = ('  File "/data/users/xmfan/core/pytorch/torch/_inductor/triton_heuristics.py", line 369, '
+            'in _precompile_config\n'
+            '    cluster_dims = get_first_attr(binary, "cluster_dims", "clusterDims")\n'
+            '  File "/data/users/xmfan/core/pytorch/torch/_dynamo/utils.py", line 2428, in get_first_attr\n'
+            '    raise AssertionError(f"{obj} does not has any of the attributes: {attrs}")\n')
+    assert classify_text(text).pattern == "version_skew"
+    # the printed form names the attribute names torch looked for
+    printed = ("AssertionError: <triton.compiler.compiler.CompiledKernel object at 0x7f3c2c1e5f90> "
+               "does not has any of the attributes: ('cluster_dims', 'clusterDims')\n")
+    assert classify_text(printed).pattern == "version_skew"
+    # the same frames without the failed lookup stay Inductor's, and other wordings are nobody's
+    assert classify_text("\n".join(text.splitlines()[:2]) + "\n").pattern != "version_skew"
+    assert classify_text("AttributeError: 'MyConfig' object does not have any of the attributes: num_warps\n"
+                         ).pattern == "unknown"
