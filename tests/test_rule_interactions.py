@@ -1617,3 +1617,20 @@ def test_get_first_attr_finding_no_known_triton_attribute_is_version_skew() -> N
     assert classify_text("\n".join(text.splitlines()[:2]) + "\n").pattern != "version_skew"
     assert classify_text("AttributeError: 'MyConfig' object does not have any of the attributes: num_warps\n"
                          ).pattern == "unknown"
+
+
+def test_the_tracing_call_of_torch_dynamo_export_shows_an_export() -> None:
+    # torch/_dynamo/eval_frame.py export() -> inner: the code line under its frame
+    # (github.com/pytorch/pytorch/issues/175520)
+    head = ("Traceback (most recent call last):\n"
+            '  File "/home/jason/Documents/DLCTestingv2/issue.py", line 28, in <module>\n'
+            "    exported = dynamo.export(model)(sample_input)\n"
+            '  File "/home/jason/miniconda3/envs/fuzz_new/lib/python3.12/site-packages/torch/_dynamo/eval_frame.py", '
+            "line 2002, in inner\n")
+    assert classify_text(head + "    result_traced = opt_f(*args, **kwargs)\n").pattern == "export_failure"
+    # the frame alone says nothing (explain() has an inner too), nor does a user's own variable of that name
+    assert classify_text(head).pattern != "export_failure"
+    assert classify_text("    result_traced = opt_f(x)\n").pattern == "unknown"
+    # a specific cause printed under it decides
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    assert classify_text(head + "    result_traced = opt_f(*args, **kwargs)\n" + oom).pattern == "out_of_memory"
