@@ -1575,7 +1575,9 @@ def test_a_cuda_programs_checker_naming_its_cu_file_and_dr_jit_are_other_program
     drjit = ('Critical Dr.Jit compiler failure: cuda_check(): API error 0700 (CUDA_ERROR_ILLEGAL_ADDRESS): "an illegal '
              'memory access was encountered" in /src/mitsuba3/ext/drjit/ext/drjit-core/src/util.cpp:203.\n'
              "Aborted (core dumped)\n")
-    for text in (checker, drjit):
+    # the gpuErrchk macro many CUDA programs copy: "GPUassert: %s %s %d" (the error's text, the file, the line)
+    gpuerrchk = "GPUassert: an illegal memory access was encountered /home/u/src/kernels/scan.cu 87\n"
+    for text in (checker, drjit, gpuerrchk):
         result = classify_text(text)
         assert result.pattern == "unknown"
         assert result.outsider is not None
