@@ -29,7 +29,8 @@ def _cell(text: str) -> str:
 
 
 def _row(rule: Rule) -> str:
-    best = sorted(rule.patterns, key=lambda p: (-p.weight, -len(p.needles[0])))[:2]
+    # what decides alone first: a line that needs a compiled model beside it is no telltale on its own
+    best = sorted(rule.patterns, key=lambda p: (p.aoti_only, -p.weight, -len(p.needles[0])))[:2]
     looks = ", ".join(_code(p.needles[0]) for p in best) or "(no rule)"
     first = rule.next_steps[0] if rule.next_steps else None
     step = (f"`{first.tool}`" + (f" `{first.preset}`" if first.preset else "")) if first else "read the guide"
