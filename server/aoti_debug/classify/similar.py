@@ -59,18 +59,20 @@ def cleaned(text: bytes) -> bytes:
     return "\n".join(line for line in lines if line).encode()
 
 
+def report_words(text: str) -> dict[str, int]:
+    """A quoted report's word counts as the index holds them: cleaned as the rules read it, sorted by word."""
+    return dict(sorted(words(cleaned(text.encode())).items()))
+
+
 def index_text(cases: Iterable[dict], fresh: Iterable[dict] = ()) -> str:
     """What data/reports.json holds: each `dev` case's URL, label and word counts, in corpus order, then each fresh
     report's (fresh.jsonl's rows carry no split: none is a thread of the corpus), a line each. A fresh report whose
     words are a corpus case's (another thread quoting the same message) is left out: a twin of a `test` case would
     let the test split be read through the index, and a twin of a `dev` case adds nothing."""
-    def counts(case: dict) -> dict[str, int]:
-        return dict(sorted(words(cleaned(case["text"].encode())).items()))
-
     cases = list(cases)
-    quoted = {tuple(counts(c).items()) for c in cases}
-    reports = [(c, counts(c)) for c in cases if c["split"] == "dev"]
-    reports += [(f, w) for f in fresh if tuple((w := counts(f)).items()) not in quoted]
+    quoted = {tuple(report_words(c["text"]).items()) for c in cases}
+    reports = [(c, report_words(c["text"])) for c in cases if c["split"] == "dev"]
+    reports += [(f, w) for f in fresh if tuple((w := report_words(f["text"])).items()) not in quoted]
     rows = [json.dumps({"url": c["url"], "label": c["label"], "words": w}, ensure_ascii=False, separators=(",", ":"))
             for c, w in reports]
     return '{"reports": [\n' + ",\n".join(rows) + "\n]}\n"
