@@ -1637,3 +1637,18 @@ def test_the_tracing_call_of_torch_dynamo_export_shows_an_export() -> None:
     # a specific cause printed under it decides
     oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
     assert classify_text(head + "    result_traced = opt_f(*args, **kwargs)\n" + oom).pattern == "out_of_memory"
+
+
+def test_cuda_by_examples_handle_error_macro_is_a_cuda_programs_own_fault() -> None:
+    # book.h's HandleError, copied by many CUDA programs: printf("%s in %s at line %d\n", cudaGetErrorString(err),
+    # file, line), with the user's own words after it on the line (https://github.com/GhiXu/ACMM/issues/3)
+    handle_error = "an illegal memory access was encountered in /mnt/dev/acmm/ACMM.cu at line 1211, GTX 1080ti\n"
+    result = classify_text(handle_error)
+    assert result.pattern == "unknown"
+    assert result.outsider is not None
+    # torch's own CUDA error names no .cu file of the call and stays an illegal access
+    torch_error = "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    assert classify_text(torch_error).pattern == "cuda_illegal_memory_access"
+    # and the macro's line beside a torch frame is ours again
+    torch_frame = '  File "/usr/lib/python3.10/site-packages/torch/nn/modules/module.py", line 1501, in _call_impl\n'
+    assert classify_text(torch_frame + handle_error).outsider is None
