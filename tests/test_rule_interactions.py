@@ -1652,3 +1652,23 @@ def test_cuda_by_examples_handle_error_macro_is_a_cuda_programs_own_fault() -> N
     # and the macro's line beside a torch frame is ours again
     torch_frame = '  File "/usr/lib/python3.10/site-packages/torch/nn/modules/module.py", line 1501, in _call_impl\n'
     assert classify_text(torch_frame + handle_error).outsider is None
+
+
+def test_a_failure_inside_an_aot_compiled_function_vllm_loaded_ranks_a_device_mismatch() -> None:
+    # vllm/compilation/decorators.py logs the cached artifact's path, then runs it as self.aot_compiled_fn
+    # (github.com/noonghunna/club-3090/pull/572: a torch.compile artifact built on sm_86, loaded on sm_120)
+    loaded = ("(EngineCore pid=3380462) INFO 06-25 17:21:56 [decorators.py:305] Directly load AOT compilation from "
+              "path /home/darius/.cache/vllm/torch_compile_cache/torch_aot_compile/2cd01a1244334c3ed688a9a378065a03"
+              "f678ea66021bf9cf5f7c5851c7cf2a1a/rank_0_0/model\n")
+    frame = ("(Worker_TP1 pid=132) ERROR 07-03 18:48:16 [multiproc_executor.py:1000]     output = "
+             "self.aot_compiled_fn(self, *args, **kwargs)\n")
+    for text in (loaded, frame, loaded + frame):
+        result = classify_text(text)
+        assert result.pattern == "unknown"
+        assert "device_mismatch_load" in [a.pattern for a in result.alternatives][:2]
+    # a stated failure after the load still decides its own class
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    assert classify_text(loaded + oom).pattern == "out_of_memory"
+    # a program's own function of that name is no cached artifact
+    own = classify_text("    output = aot_compiled_fn(x)\n")
+    assert "device_mismatch_load" not in [a.pattern for a in own.alternatives]
