@@ -1672,3 +1672,17 @@ def test_a_failure_inside_an_aot_compiled_function_vllm_loaded_ranks_a_device_mi
     # a program's own function of that name is no cached artifact
     own = classify_text("    output = aot_compiled_fn(x)\n")
     assert "device_mismatch_load" not in [a.pattern for a in own.alternatives]
+
+
+def test_error_in_op_names_a_custom_op_only_when_the_op_is_not_a_builtin_aten_or_prims_op() -> None:
+    # assert_size_stride's "Error in op: <op>" names whatever op produced the buffer
+    # (github.com/pytorch/vllm moe_forward in pytorch/pytorch#182328; aten ops in pytorch/pytorch#156658)
+    custom = classify_text("AssertionError: expected size 16384==16384, stride 2880==3072 at dim=0\n"
+                           "Error in op: torch.ops.vllm.moe_forward.default\n")
+    assert custom.pattern == "custom_op"
+    assert any(e.text.startswith("Error in op: torch.ops.vllm") for e in custom.evidence)
+    # a built-in ATen op's line is no custom op's evidence, and names no op
+    builtin = classify_text("AssertionError: expected size 3==3, stride 3==1 at dim=0\n"
+                            "Error in op: torch.ops.aten.linalg_cholesky_ex.default\n")
+    assert not any(e.text.startswith("Error in op:") and e.pattern == "custom_op" for e in builtin.evidence)
+    assert builtin.fields.get("op") != "torch.ops.aten.linalg_cholesky_ex.default"
