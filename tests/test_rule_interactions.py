@@ -1686,37 +1686,3 @@ def test_error_in_op_names_a_custom_op_only_when_the_op_is_not_a_builtin_aten_or
                             "Error in op: torch.ops.aten.linalg_cholesky_ex.default\n")
     assert not any(e.text.startswith("Error in op:") and e.pattern == "custom_op" for e in builtin.evidence)
     assert builtin.fields.get("op") != "torch.ops.aten.linalg_cholesky_ex.default"
-
-
-def test_a_missing_omp_h_decides_toolchain_setup_only_next_to_a_compiled_model() -> None:
-    # any OpenMP program's build prints it: a make build on macOS (https://github.com/jts/nanopolish/issues/16)
-    # and a hello.c (https://github.com/clang-omp/clang/issues/38) are no compiled model's
-    make = ("src/nanopolish_consensus.cpp:20:10: fatal error: 'omp.h' file not found\n#include <omp.h>\n"
-            "         ^\n1 error generated.\nmake: *** [.depend] Error 1\n")
-    for text in (make, "hello.c:1:10: fatal error: 'omp.h' file not found\n"):
-        alone = classify_text(text)
-        assert alone.pattern == "unknown" and alone.alternatives[0].pattern == "toolchain_setup"
-    # Inductor's own compile shows one: its CppCompileError, or the header in its cache
-    # (https://github.com/pytorch/pytorch/issues/95708)
-    inductor = ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
-                "CppCompileError: C++ compile error\n")
-    assert classify_text(inductor + "fatal error: 'omp.h' file not found\n").pattern == "toolchain_setup"
-    assert classify_text("/var/folders/lw/T/torchinductor_u/6o/c6om.h:8:10: fatal error: 'omp.h' file not found\n"
-                         ).pattern == "toolchain_setup"
-    # Python.h and cuda.h stay undecided by a marker: Triton's launcher needs them whoever launched the kernel
-    assert classify_text("/tmp/tmps1rkq3y3/main.c:5:10: fatal error: Python.h: No such file or directory\n"
-                         ).pattern == "toolchain_setup"
-
-
-def test_a_compiler_rejecting_openmp_or_a_language_standard_flag_is_ours_only_next_to_a_compiled_model() -> None:
-    # Apple clang's -fopenmp in a meson build (https://github.com/ccsb-scripps/AutoGrid/issues/5) and a C project
-    # (https://github.com/skeeto/mandel-simd/issues/4): no compiled model, so the flag error only ranks
-    for line in ("clang++: error: unsupported option '-fopenmp'\n", "clang: error: unsupported option '-fopenmp'\n"):
-        alone = classify_text(line)
-        assert alone.pattern == "unknown" and alone.alternatives[0].pattern == "toolchain_setup"
-    # the same line under Inductor's CppCompileError (https://github.com/pytorch/pytorch/issues/93196) is the host's
-    inductor = ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
-                "CppCompileError: C++ compile error\n")
-    assert classify_text(inductor + "clang: error: unsupported option '-fopenmp'\n").pattern == "toolchain_setup"
-    assert classify_text(inductor + "g++: error: unrecognized command-line option '-std=c++17'\n"
-                         ).pattern == "toolchain_setup"
