@@ -1686,3 +1686,42 @@ def test_error_in_op_names_a_custom_op_only_when_the_op_is_not_a_builtin_aten_or
                             "Error in op: torch.ops.aten.linalg_cholesky_ex.default\n")
     assert not any(e.text.startswith("Error in op:") and e.pattern == "custom_op" for e in builtin.evidence)
     assert builtin.fields.get("op") != "torch.ops.aten.linalg_cholesky_ex.default"
+
+
+def test_cpp_extensions_cuda_version_check_decides_toolchain_setup_only_beside_a_compiled_model() -> None:
+    # torch/utils/cpp_extension.py's _check_cuda_version, which only an extension's build runs (a project's own
+    # setup.py: github.com/boschresearch/DroidCalib/issues/5, unknown by the policy)
+    check = ("RuntimeError:\nThe detected CUDA version (12.1) mismatches the version that was used to compile "
+             "PyTorch (11.3).\nPlease make sure to use the same CUDA versions.\n")
+    alone = classify_text(check)
+    assert alone.pattern == "unknown"
+    assert "toolchain_setup" in [a.pattern for a in alone.alternatives][:2]
+    # beside a compiled model (Inductor's cpp_wrapper of torch 2.0-2.1 built through cpp_extension.load_inline)
+    assert classify_text("TORCHINDUCTOR_CPP_WRAPPER=1 python run.py\n" + check).pattern == "toolchain_setup"
+
+
+def test_onnx_runtimes_own_provider_library_failing_to_load_is_another_engines_failure() -> None:
+    # github.com/fudan-generative-vision/hallo/issues/203: ORT's message without its logger's prefix
+    ort = ("FAIL : Failed to load library libonnxruntime_providers_cuda.so with error: libcublasLt.so.11: cannot "
+           "open shared object file: No such file or directory.\n")
+    result = classify_text(ort)
+    assert result.pattern == "unknown" and result.outsider is not None
+    assert "native_abi" in [a.pattern for a in result.alternatives]
+    # the same loader error of a torch extension stays native_abi
+    ext = ("ImportError: libcublasLt.so.11: cannot open shared object file: No such file or directory "
+           "(required by /site-packages/torch_ext/_C.so)\n")
+    assert classify_text("import torch_ext\n" + ext).outsider is None
+
+
+def test_setuptools_easy_install_wrapping_a_failed_compiler_is_a_build_of_other_code() -> None:
+    # setuptools/command/easy_install.py run_setup: DistutilsError("Setup script exited with %s")
+    # (github.com/xybu/onedrive-d/issues/36: psutil's C file without Python's headers)
+    build = ("psutil/_psutil_linux.c:12:20: fatal error: Python.h: No such file or directory\n"
+             "compilation terminated.\n"
+             "error: Setup script exited with error: command 'x86_64-linux-gnu-gcc' failed with exit status 1\n")
+    result = classify_text(build)
+    assert result.pattern == "unknown" and result.outsider is not None
+    # the same header missing in Triton's launcher, with no build tool's line, is still Triton's environment
+    launcher = ("/tmp/tmps1rkq3y3/main.c:5:10: fatal error: Python.h: No such file or directory\n"
+                "compilation terminated.\n")
+    assert classify_text(launcher).pattern == "toolchain_setup"
