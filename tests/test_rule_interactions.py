@@ -1725,3 +1725,27 @@ def test_setuptools_easy_install_wrapping_a_failed_compiler_is_a_build_of_other_
     launcher = ("/tmp/tmps1rkq3y3/main.c:5:10: fatal error: Python.h: No such file or directory\n"
                 "compilation terminated.\n")
     assert classify_text(launcher).pattern == "toolchain_setup"
+
+
+def test_a_dynamo_error_with_torch_compiles_suppress_errors_footer_is_no_export_failure() -> None:
+    # torch/_dynamo/exc.py (2.0-2.5) adds the footer only when not exporting: a Dynamo Unsupported above it is
+    # torch.compile's tracing limit, `unknown` (github.com/drisspg/transformer_nuggets/pull/5)
+    unsupported = ("E       torch._dynamo.exc.Unsupported: torch.* op returned non-Tensor _SDPAParams call_function "
+                   "<class 'torch._C._SDPAParams'>\n")
+    footer = ("E       You can suppress this exception and fall back to eager by setting:\n"
+              "E           import torch._dynamo\n"
+              "E           torch._dynamo.config.suppress_errors = True\n")
+    result = classify_text(unsupported + footer)
+    assert result.pattern == "unknown"
+    assert result.outsider == "compile_dynamo"
+    assert "export_failure" in [a.pattern for a in result.alternatives]
+    # without the footer the same line still reads as export's
+    assert classify_text(unsupported).pattern == "export_failure"
+    # an Inductor failure under torch.compile prints the footer too and keeps its class
+    lowering = ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+                "LoweringException: TypeError: 'NoneType' object is not callable\n  target: aten.mean.default\n")
+    assert classify_text(lowering + footer).pattern == "lowering_error"
+    # and a word of torch.export in the log makes the Dynamo error export's again
+    export_frame = ('  File "/usr/lib/python3.10/site-packages/torch/export/_trace.py", line 512, '
+                    "in _export_to_torch_ir\n")
+    assert classify_text(export_frame + unsupported + footer).pattern == "export_failure"
