@@ -1749,3 +1749,29 @@ def test_a_dynamo_error_with_torch_compiles_suppress_errors_footer_is_no_export_
     export_frame = ('  File "/usr/lib/python3.10/site-packages/torch/export/_trace.py", line 512, '
                     "in _export_to_torch_ir\n")
     assert classify_text(export_frame + unsupported + footer).pattern == "export_failure"
+
+
+def test_an_xpu_index_add_assert_that_names_its_member_with_a_trailing_underscore_is_an_index_assert() -> None:
+    # torch-xpu-ops' SYCL index_add kernel asserts SYCL_KERNEL_ASSERT(dstIndex < dstAddDimSize_), and XPU prints
+    # the file on the line above the assertion (github.com/intel/torch-xpu-ops/issues/4284, eager XPU)
+    xpu = ("AssertHandler::printMessage\n"
+           "/__w/pytorch/pytorch/third_party/torch-xpu-ops/src/ATen/native/xpu/sycl/Indexing.cpp:914:\n"
+           "operator(): Assertion `dstIndex < dstAddDimSize_` failed.\n")
+    assert classify_text(xpu).pattern == "triton_index_out_of_bounds"
+    # the handler's header and the file alone state no assertion
+    assert classify_text("AssertHandler::printMessage\n"
+                         "/__w/pytorch/pytorch/third_party/torch-xpu-ops/src/ATen/native/xpu/sycl/Indexing.cpp:914:\n"
+                         ).pattern != "triton_index_out_of_bounds"
+
+
+def test_ipex_refusing_one_block_over_4gb_is_out_of_memory_but_its_test_naming_the_message_is_not() -> None:
+    # intel-extension-for-pytorch csrc/gpu/runtime/CachingDeviceAllocator.cpp (kStatefulLimit), as ComfyUI printed it
+    # (github.com/Comfy-Org/ComfyUI/issues/7004)
+    refused = ("!!! Exception during processing !!! Current platform can NOT allocate memory block with size larger "
+               "than 4GB! Tried to allocate 5.46 GiB (GPU  0; 15.56 GiB total capacity; 556.67 MiB already allocated; "
+               "2.70 GiB reserved in total by PyTorch)\n")
+    assert classify_text(refused).pattern == "out_of_memory"
+    # IPEX's own unit test quotes the message without an allocation that failed
+    test_line = ("        with self.assertRaisesRegex(RuntimeError, 'Current platform can NOT allocate memory block "
+                 "with size larger than 4GB!.*'):\n")
+    assert classify_text(test_line).pattern != "out_of_memory"
