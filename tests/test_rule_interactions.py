@@ -1775,3 +1775,31 @@ def test_ipex_refusing_one_block_over_4gb_is_out_of_memory_but_its_test_naming_t
     test_line = ("        with self.assertRaisesRegex(RuntimeError, 'Current platform can NOT allocate memory block "
                  "with size larger than 4GB!.*'):\n")
     assert classify_text(test_line).pattern != "out_of_memory"
+
+
+def test_a_relative_difference_of_inf_alone_is_a_finite_mismatch_not_an_inf() -> None:
+    # torch/testing/_comparison.py divides the absolute difference by abs(expected): an expected 0 gives inf
+    # (github.com/ROCm/triton/issues/505, argmax indices compared by Inductor's unit test)
+    finite = ("AssertionError: Tensor-likes are not equal!\n"
+              "Mismatched elements: 636 / 1028 (61.9%)\n"
+              "Greatest absolute difference: 530 at index (901,)\n"
+              "Greatest relative difference: inf at index (1,)\n")
+    assert classify_text(finite).pattern == "wrong_output"
+    # an absolute difference of nan or inf is a NaN or Inf in the output, and so is a relative nan
+    for line in ("Greatest absolute difference: inf at index (2,) (up to 1e-05 allowed)\n",
+                 "Greatest absolute difference: nan at index (0, 1) (up to 1e-05 allowed)\n",
+                 "Greatest relative difference: nan at index (0, 1) (up to 1.3e-06 allowed)\n"):
+        assert classify_text("AssertionError: Tensor-likes are not close!\n" + line).pattern == "nan_inf"
+
+
+def test_the_benchmark_harness_fail_accuracy_status_is_a_wrong_output_wherever_it_is_quoted() -> None:
+    # benchmarks/dynamo/common.py's status, in a CI summary (github.com/intel/torch-xpu-ops/issues/1222)
+    # and a table cell (github.com/intel/torch-xpu-ops/issues/4905)
+    summary = ("Real failed models: 14 [['timm_nfnet', 'fail_accuracy'], "
+               "['shufflenet_v2_x1_0', 'fail_accuracy']]\n")
+    cell = "| `torchbench` | `float32` | inference | `detectron2_maskrcnn` | 4 | `fail_accuracy` | uint8 mismatch |\n"
+    for text in (summary, cell, "fail_accuracy\n"):
+        assert classify_text(text).pattern == "wrong_output"
+    # the eager baseline differing from itself is not the compiled model's, nor is another program's metric
+    assert classify_text("eager_two_runs_differ\n").pattern != "wrong_output"
+    assert classify_text("final_eval_fail_accuracy: 0.93\n").pattern != "wrong_output"
