@@ -1803,3 +1803,31 @@ def test_the_benchmark_harness_fail_accuracy_status_is_a_wrong_output_wherever_i
     # the eager baseline differing from itself is not the compiled model's, nor is another program's metric
     assert classify_text("eager_two_runs_differ\n").pattern != "wrong_output"
     assert classify_text("final_eval_fail_accuracy: 0.93\n").pattern != "wrong_output"
+
+
+def test_a_dynamo_error_under_torch_compiles_convert_frame_is_no_export_failure() -> None:
+    # torch/_dynamo/convert_frame.py: ConvertFrame.__call__ wraps torch.compile's tracing to fall back to eager; export
+    # (torch._dynamo.export, strict torch.export) calls convert_frame_assert without it
+    # (github.com/kijai/ComfyUI-WanVideoWrapper/issues/851, torch 2.7)
+    frame = ('  File "/root/miniconda3/envs/comfyui/lib/python3.12/site-packages/torch/_dynamo/convert_frame.py", '
+             "line 1213, in __call__\n    result = self._inner_convert(\n             ^^^^^^^^^^^^^^^^^^^^\n")
+    fake = ("torch._dynamo.exc.TorchRuntimeError: Dynamo failed to run FX node with fake tensors: call_function "
+            "<built-in function mul>(*(FakeTensor(..., device='cuda:0', size=(1, 14040, 1, 64, 2)), "
+            "FakeTensor(..., device='cuda:0', size=(1, 32760, 40, 64, 1))), **{}): got RuntimeError('Attempting to "
+            "broadcast a dimension of length 32760 at -4!')\n")
+    result = classify_text(frame + fake)
+    assert result.pattern == "unknown"
+    assert result.outsider == "compile_dynamo"
+    assert "export_failure" in [a.pattern for a in result.alternatives]
+    # 2.0-2.4 wrote the same frame in convert_frame()'s closure (github.com/pytorch/pytorch/issues/128161)
+    old = ('  File "/env/lib/python3.11/site-packages/torch/_dynamo/convert_frame.py", line 786, in _convert_frame\n'
+           "    result = inner_convert(\n")
+    assert classify_text(old + fake).outsider == "compile_dynamo"
+    # ConvertFrameAssert's own frames, which export goes through too, are no sign of torch.compile
+    assert_frame = ('  File "/env/lib/python3.10/site-packages/torch/_dynamo/convert_frame.py", line 565, in __call__\n'
+                    "    return _compile(\n")
+    assert classify_text(assert_frame + fake).pattern == "export_failure"
+    # a word of torch.export in the log makes it export's again
+    export_frame = ('  File "/usr/lib/python3.10/site-packages/torch/export/_trace.py", line 667, '
+                    "in _export_to_torch_ir\n")
+    assert classify_text(export_frame + frame + fake).pattern == "export_failure"
