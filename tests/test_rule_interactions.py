@@ -1831,3 +1831,44 @@ def test_a_dynamo_error_under_torch_compiles_convert_frame_is_no_export_failure(
     export_frame = ('  File "/usr/lib/python3.10/site-packages/torch/export/_trace.py", line 667, '
                     "in _export_to_torch_ir\n")
     assert classify_text(export_frame + frame + fake).pattern == "export_failure"
+
+
+def test_tensorflows_own_shared_libraries_by_name_are_another_engines_loader_failure() -> None:
+    # github.com/tensorflow/rust/issues/375 and github.com/intel/analytics-zoo/issues/1092, as the loader prints them
+    missing = ("error while loading shared libraries: libtensorflow_framework.so.2: cannot open shared object file: "
+               "No such file or directory\n")
+    old_libstdcxx = ("./libtensorflow_framework.so: /lib64/libstdc++.so.6: version `GLIBCXX_3.4.21' not found "
+                     "(required by ./libtensorflow_framework.so)\n")
+    for text in (missing, old_libstdcxx):
+        r = classify_text(text)
+        assert (r.pattern, r.outsider) == ("unknown", "engine")
+        assert "native_abi" in [a.pattern for a in r.alternatives]
+    # a library of another name stays the loader's class, and a torch extension next to TensorFlow's name is ours
+    assert classify_text(missing.replace("libtensorflow_framework", "libcudart")).pattern == "native_abi"
+    ext = "import torch\nImportError: libtensorflow_framework.so.2: cannot open shared object file\n"
+    assert classify_text(ext).outsider is None
+
+
+def test_jaxs_traceback_framing_marks_its_errors_as_another_engines() -> None:
+    # github.com/google-deepmind/dm-haiku/issues/204: jax/_src/source_info_util.py and traceback_util.py's framing
+    jax = ("JaxStackTraceBeforeTransformation: RuntimeError: Internal: Failed to load in-memory CUBIN: "
+           "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered\n"
+           "The stack trace below excludes JAX-internal frames.\n"
+           "The preceding is the original exception that occurred, unmodified.\n")
+    r = classify_text(jax)
+    assert (r.pattern, r.outsider) == ("unknown", "engine")
+    assert r.alternatives[0].pattern == "cuda_illegal_memory_access"
+    # the same driver error with no JAX framing is the hardware's class, whoever raised it
+    assert classify_text(jax.splitlines()[0].split(": ", 1)[1] + "\n").pattern == "cuda_illegal_memory_access"
+
+
+def test_paddles_phi_kernel_library_in_an_error_location_is_another_engine() -> None:
+    # github.com/PaddlePaddle/Paddle/issues/43211: PADDLE_ENFORCE's location under paddle/phi
+    paddle = ("OSError: (External) CUDA error(2), out of memory.\n"
+              "  [Hint: 'cudaErrorMemoryAllocation'. The API call failed because it was unable to allocate enough "
+              "memory to perform the requested operation. ] (at /paddle/paddle/phi/backends/gpu/gpu_context.cc:359)\n")
+    r = classify_text(paddle)
+    assert (r.pattern, r.outsider) == ("unknown", "engine")
+    assert r.alternatives[0].pattern == "out_of_memory"
+    # without Paddle's location the CUDA allocator's words are out_of_memory
+    assert classify_text(paddle.splitlines()[0] + "\n").pattern == "out_of_memory"
