@@ -1894,7 +1894,8 @@ def test_paddles_phi_kernel_library_in_an_error_location_is_another_engine() -> 
 
 def test_torch_2_0s_dynamo_export_with_the_suppress_errors_footer_is_still_an_export_failure() -> None:
     # torch 2.0's augment_exc_message had no `export` flag (pytorch/pytorch#105767 added it in 2.1), so an error of
-    # torch._dynamo.export carried torch.compile's footer too; its call or its frame in eval_frame.py is a word of export
+    # torch._dynamo.export carried torch.compile's footer too; its call or its frame in eval_frame.py is a word of
+    # export
     footer = ("\n\nYou can suppress this exception and fall back to eager by setting:\n"
               "    torch._dynamo.config.suppress_errors = True\n")
     error = "torch._dynamo.exc.Unsupported: dynamic control flow is not supported at the moment\n"
@@ -1904,3 +1905,26 @@ def test_torch_2_0s_dynamo_export_with_the_suppress_errors_footer_is_still_an_ex
     for words in (frame, call):
         result = classify_text(words + error + footer)
         assert result.outsider is None and result.pattern == "export_failure"
+
+
+def test_android_studio_logcat_columns_before_a_tombstone_frame_are_a_crash_report() -> None:
+    # github.com/software-mansion/react-native-executorch/issues/200: Android Studio's logcat prints the tag (DEBUG),
+    # the process (crash_dump64) and the level (A) in columns before debuggerd's "#05 pc ..." frame
+    frame = ("2025-04-19 21:01:30.156  7074-7074  DEBUG                   crash_dump64                         A"
+             "        #05 pc 0000000000bef424  /data/app/~~RHJTJ8ZPrHtbWKVqE7VtiA==/com.anonymous.wowapp/base.apk"
+             "!libexecutorch_jni.so (offset 0x1c68000) (executorch::extension::Module::load("
+             "executorch::runtime::Program::Verification)+108) (BuildId: ab699bec7f81cd3e7c39e734041cb491e075261d)\n")
+    assert classify_text(frame).pattern == "segfault_no_message"
+    # github.com/flutter/flutter/issues/106464: the same columns (process pid-N) in an app with no exported program
+    # are an eager program's crash, unknown with the crash first among the alternatives
+    flutter = ("2023-11-23 19:36:23.817 21182-21182 DEBUG                   pid-21182                            A"
+               "        #35 pc 000000000062f4d8  /data/app/~~aPynvFA3dmYvN-ymEU2ZJw==/com.estim.cims/lib/arm64/"
+               "libapp.so (BuildId: bf30dce9add86bfe1e5a787790ee8ea3)\n")
+    r = classify_text(flutter)
+    assert r.pattern == "unknown"
+    assert "segfault_no_message" in [a.pattern for a in r.alternatives]
+    # a tombstone line in those columns that is no frame (the command line) is no crash report
+    cmdline = ("2024-07-03 11:43:55.533 21622-21622 DEBUG                   crash_dump64                         A"
+               "  Cmdline: com.example.app\n")
+    assert classify_text(cmdline).pattern == "unknown"
+    assert "segfault_no_message" not in [a.pattern for a in classify_text(cmdline).alternatives]
