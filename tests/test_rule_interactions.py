@@ -1930,3 +1930,22 @@ def test_android_studio_logcat_columns_before_a_tombstone_frame_are_a_crash_repo
     # (no rule ranks the crash; the nearest public reports, an app's crash among them, may)
     assert not any(a.pattern == "segfault_no_message" and a.source == "rules"
                    for a in classify_text(cmdline).alternatives)
+
+
+    assert "segfault_no_message" not in [a.pattern for a in classify_text(cmdline).alternatives]
+
+
+def test_a_triton_diagnostic_at_a_projects_own_kernel_source_is_a_hand_written_kernel() -> None:
+    # github.com/fla-org/hybrid-distillation/issues/2: Triton's MLIR diagnostic names the @triton.jit function's own
+    # source (FLA's wy_fast.py), then the pass manager fails: the library's kernel, no compiled model
+    loc = ("loc(\"/mnt/.../fla/ops/gated_delta_rule/wy_fast.py\":223:23): error: 'arith.mulf' op requires the same"
+           " encoding for all operands and results\n")
+    fail = "RuntimeError: PassManager::run failed\n"
+    r = classify_text(loc + fail)
+    assert r.pattern == "unknown" and r.outsider == "triton"
+    assert "lowering_error" in [a.pattern for a in r.alternatives]
+    # the same failure with no source location, or a kernel in Inductor's cache, stays Inductor's
+    assert classify_text(fail).pattern == "lowering_error"
+    cached = ("loc(\"/tmp/tmpab12/cz/czjqxyzk2lmn3opq4rst5uvw6xyz7abc8def9ghi0jkl1mno2pqr.py\":30:20): error: "
+              "'arith.mulf' op requires the same encoding for all operands and results\n")
+    assert classify_text(cached + fail).pattern == "lowering_error"
