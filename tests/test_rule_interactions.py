@@ -1949,3 +1949,15 @@ def test_a_triton_diagnostic_at_a_projects_own_kernel_source_is_a_hand_written_k
     cached = ("loc(\"/tmp/tmpab12/cz/czjqxyzk2lmn3opq4rst5uvw6xyz7abc8def9ghi0jkl1mno2pqr.py\":30:20): error: "
               "'arith.mulf' op requires the same encoding for all operands and results\n")
     assert classify_text(cached + fail).pattern == "lowering_error"
+
+
+def test_a_missing_op_of_torchs_own_c10d_namespaces_is_no_custom_op_but_another_namespace_is():
+    # https://github.com/pytorch/torchtitan/issues/1185: torch registers symm_mem itself
+    # (torch/csrc/distributed/c10d/SymmetricMemory.cpp); an op missing there is torch's build, not a library to load
+    line = "AttributeError: '_OpNamespace' 'symm_mem' object has no attribute 'fused_all_gather_matmul'"
+    assert classify_text(line).pattern != "custom_op"
+    line = "AttributeError: '_OpNamespace' '_c10d_functional' object has no attribute 'all_gather_into_tensor'"
+    assert classify_text(line).pattern != "custom_op"
+    # a project's namespace still reads as its library not loaded (executorch#6050)
+    line = "AttributeError: '_OpNamespace' 'llama' object has no attribute 'sdpa_with_kv_cache'"
+    assert classify_text(line).pattern == "custom_op"
