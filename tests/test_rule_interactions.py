@@ -1958,3 +1958,27 @@ def test_a_missing_op_of_torchs_own_c10d_namespaces_is_no_custom_op_but_another_
     # a project's namespace still reads as its library not loaded (executorch#6050)
     line = "AttributeError: '_OpNamespace' 'llama' object has no attribute 'sdpa_with_kv_cache'"
     assert classify_text(line).pattern == "custom_op"
+
+
+def test_a_dynamo_error_cut_after_the_footers_first_line_is_still_torch_compiles() -> None:
+    # github.com/bitsandbytes-foundation/bitsandbytes/issues/1184: the excerpt ends inside torch.compile's footer
+    # (torch/_dynamo/exc.py augment_exc_message), before its `suppress_errors = True` line
+    unsupported = ("Unsupported: setattr(UserDefinedObjectVariable) <function Module.__setattr__ at 0x7c67c77f6f80>\n\n"
+                   "from user code:\n"
+                   '  File "/usr/local/lib/python3.10/dist-packages/bitsandbytes/nn/modules.py", line 415, '
+                   "in set_compute_type\n    self.compute_dtype = x.dtype\n\n")
+    cut = ("You can suppress this exception and fall back to eager by setting:\n"
+           "    import torch._dynamo\n")
+    result = classify_text(unsupported + cut)
+    assert result.pattern == "unknown" and result.outsider == "compile_dynamo"
+    # without the footer Dynamo's Unsupported reads as strict export's; an export's own frame beside the cut footer
+    # keeps it export's
+    dynamo = "torch._dynamo.exc.Unsupported: setattr(UserDefinedObjectVariable) <function Module.__setattr__>\n"
+    assert classify_text(dynamo).pattern == "export_failure"
+    assert classify_text(dynamo + cut).outsider == "compile_dynamo"
+    call = '  File "/x/torch/export/_trace.py", line 1129, in _export\n'
+    assert classify_text(call + dynamo + cut).pattern == "export_failure"
+    # an Inductor failure under the same line keeps its class
+    lowering = ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+                "LoweringException: TypeError: 'NoneType' object is not callable\n  target: aten.mean.default\n")
+    assert classify_text(lowering + cut).pattern == "lowering_error"
