@@ -1955,6 +1955,9 @@ def test_a_missing_op_of_torchs_own_c10d_namespaces_is_no_custom_op_but_another_
     assert classify_text(line).pattern != "custom_op"
     line = "AttributeError: '_OpNamespace' '_c10d_functional' object has no attribute 'all_gather_into_tensor'"
     assert classify_text(line).pattern != "custom_op"
+    # the same namespaces as assert_size_stride's "Error in op:" (the torch_op_namespace fragment): quantized's too
+    line = "AttributeError: '_OpNamespace' 'quantized' object has no attribute 'linear_prepack'"
+    assert classify_text(line).pattern != "custom_op"
     # a project's namespace still reads as its library not loaded (executorch#6050)
     line = "AttributeError: '_OpNamespace' 'llama' object has no attribute 'sdpa_with_kv_cache'"
     assert classify_text(line).pattern == "custom_op"
