@@ -69,9 +69,9 @@ def index_text(cases: Iterable[dict], fresh: Iterable[dict] = ()) -> str:
     report's (fresh.jsonl's rows carry no split: none is a thread of the corpus), a line each. A fresh report whose
     words are a corpus case's (another thread quoting the same message) is left out: a twin of a `test` case would
     let the test split be read through the index, and a twin of a `dev` case adds nothing."""
-    cases = list(cases)
-    quoted = {tuple(report_words(c["text"]).items()) for c in cases}
-    reports = [(c, report_words(c["text"])) for c in cases if c["split"] == "dev"]
+    counted = [(c, report_words(c["text"])) for c in cases]
+    quoted = {tuple(w.items()) for _c, w in counted}
+    reports = [(c, w) for c, w in counted if c["split"] == "dev"]
     reports += [(f, w) for f in fresh if tuple((w := report_words(f["text"])).items()) not in quoted]
     rows = [json.dumps({"url": c["url"], "label": c["label"], "words": w}, ensure_ascii=False, separators=(",", ":"))
             for c, w in reports]
