@@ -1985,3 +1985,17 @@ def test_a_dynamo_error_cut_after_the_footers_first_line_is_still_torch_compiles
     lowering = ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
                 "LoweringException: TypeError: 'NoneType' object is not callable\n  target: aten.mean.default\n")
     assert classify_text(lowering + cut).pattern == "lowering_error"
+
+
+def test_a_kernel_fault_alone_leaves_no_aoti_failure_second_but_a_compiled_models_frame_does_not() -> None:
+    # https://github.com/jax-ml/jax/issues/3017: JAX's illegal address. Every CUDA program prints the fault, so it
+    # says the phase but shows no compiled model: that the log is no AOTI failure stays the first alternative
+    fault = ('> Program hit CUDA_ERROR_ILLEGAL_ADDRESS (error 700) due to "an illegal memory access was encountered"'
+             " on CUDA API call to cuMemcpyDtoHAsync_v2\n")
+    r = classify_text(fault)
+    assert (r.pattern, r.phase) == ("cuda_illegal_memory_access", "run")
+    assert rule_alternatives(fault)[0] == "unknown"
+    # the same fault under a compiled model's frame is an AOTI failure: no such alternative behind a strong winner
+    inductor = 'File "/tmp/torchinductor_u/ab/cabc.py", line 120, in call\n'
+    assert classify_text(inductor + fault).pattern == "cuda_illegal_memory_access"
+    assert "unknown" not in rule_alternatives(inductor + fault)

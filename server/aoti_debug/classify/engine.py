@@ -184,6 +184,10 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     # A compiled model or package shows itself by a phase marker or a weak cue of some rule (an aoti_only one, text any
     # program prints, says the phase or ranks but shows nothing).
     aoti_context = marks.cued() or any(h.cued() for h in hits)
+    # A kernel's fault (an illegal access, a device-side assert) says the phase and lets eager-shared lines decide,
+    # but every CUDA program prints one: it does not show a compiled model when no AOTI failure is weighed below.
+    model_shown = any(h.cued() for h in hits) or any(
+        not m.aoti_only and m.shows_model for m in (marks.patterns[i] for i in marks.first))
     # A line that is the consequence of another failure (yields_to) stops counting when that failure decides by
     # its other lines: a consequence never makes its cause decisive, so chains and cycles settle in a pass.
     causes = frozenset(h.rule.id for h in hits if h.score(aoti_context, ALL_IDS) >= DECISIVE)
@@ -231,12 +235,13 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     log_phase, marker, basis = phases.decide(seen, win.rule.phase, win.rule.usual_phase)
     others = sorted((m for m in ranked.values() if m[0] > 0 and m[1] is not win and m[1].rule.id != "unknown"),
                     key=lambda m: (-m[0], -m[1].rule.priority))[:3]
-    if win.rule.id != "unknown" and (not aoti_context or score < STRONG):
+    if win.rule.id != "unknown" and (not model_shown or score < STRONG):
         # That the log is no AOTI failure at all (an eager-only error that reads like a pattern, or none we know) is
         # an alternative, surer the weaker the winner is: the first one in a log that shows no compiled model (no
-        # phase marker, no cue), the second after a winner short of strong in one that does. In the corpus's dev
-        # split, such a winner when wrong was a negative more often than any other alternative was right.
-        at = 1 if aoti_context else 0
+        # cue, no phase marker but a kernel's fault), the second after a winner short of strong in one that does. In
+        # the corpus's dev split, such a winner when wrong was a negative more often than any other alternative was
+        # right.
+        at = 1 if model_shown else 0
         nope = (round(max(NO_AOTI_MIN, UNKNOWN_MAX * (1.0 - score)), 4), scored["unknown"][1])
         others = [*others[:at], nope, *others[at:2]]
     alternatives = [Alternative(pattern=h.rule.id, title=guides[h.rule.id].title, confidence=s,

@@ -26,6 +26,10 @@ class Marker(Pattern):
     failed (the command or code that compiled it)."""
 
     phase: LogPhase | None
+    shows_model: bool = Field(default=True, description=(
+        "False for a failure any program on the device prints (a kernel's illegal access or assert): it says the "
+        "phase and lets eager-shared lines decide, but is no sign of a compiled model when the classifier weighs "
+        "whether the log is an AOTI failure at all"))
 
 
 class ExceptionCue(Pattern):
