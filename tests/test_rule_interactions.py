@@ -1999,3 +1999,16 @@ def test_a_kernel_fault_alone_leaves_no_aoti_failure_second_but_a_compiled_model
     inductor = 'File "/tmp/torchinductor_u/ab/cabc.py", line 120, in call\n'
     assert classify_text(inductor + fault).pattern == "cuda_illegal_memory_access"
     assert "unknown" not in rule_alternatives(inductor + fault)
+
+
+def test_an_error_glued_to_chinese_prose_is_read_as_if_a_space_stood_between_them() -> None:
+    # https://www.iiask.com/34l58572.html: Chinese writing puts no space between the pasted error and its own words, so
+    # "out of memory错误" had no word boundary for the out-of-memory rule
+    glued = "开发者经常会遇到RuntimeError: CUDA out of memory错误。这种内存不足(OOM)问题在GPU加速计算中尤为常见"
+    assert classify_text(glued).pattern == "out_of_memory"
+    # a Latin word running on into another Latin word is still no boundary: the space goes in only next to CJK text
+    assert classify_text("RuntimeError: CUDA out of memoryless allocator test").pattern != "out_of_memory"
+    # a path is one token to the rules: a Windows folder named in Chinese next to a Latin one stays as it was
+    from aoti_debug.common.logread import clean_line
+    frame = 'File "D:\\AI绘画\\ComfyUI\\torch\\_inductor\\codecache.py", line 12, in load'
+    assert "\\AI绘画\\" in (clean_line(frame) or "")

@@ -155,6 +155,19 @@ def ignored_by(line: str) -> str | None:
     return None
 
 
+# A Latin letter or digit next to a Han, kana or Hangul character: CJK writing puts no space there, so a word
+# boundary or a line-end anchor of a rule would not see the pasted error's last word end (a space is put in). A path
+# (a token with a / or \\, such as a Windows folder named in Chinese) is left whole: rules match paths as one token.
+_CJK = r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uff01-\uff5e\u3001\u3002]"
+CJK_GLUE = re.compile(rf"(?<=[A-Za-z0-9.)\]])(?={_CJK})|(?<={_CJK})(?=[A-Za-z0-9_(])")
+TOKEN = re.compile(r"\S+")
+
+
+def _unglued(token: re.Match[str]) -> str:
+    word = token[0]
+    return word if word.isascii() or "/" in word or "\\" in word else CJK_GLUE.sub(" ", word)
+
+
 def clean_line(raw: str) -> str | None:
     """A candidate line ready for rule regexes, or None when it is boilerplate."""
     # Trailing blanks (a terminal's padded lines, a quoted log) would defeat every rule anchored at the line's end.
@@ -163,4 +176,6 @@ def clean_line(raw: str) -> str | None:
     for mark in "`'\"":  # inline code or a quoted string: its opening mark went as a prefix, the closing one goes too
         if line.endswith(mark) and text.count(mark) > line.count(mark):
             line = line.rstrip(mark).rstrip(" \t")
+    if not line.isascii():  # Chinese or Japanese prose glues a quoted error to its own words ("out of memory错误")
+        line = TOKEN.sub(_unglued, line)
     return None if ignored_by(line) else line
