@@ -2012,3 +2012,21 @@ def test_an_error_glued_to_chinese_prose_is_read_as_if_a_space_stood_between_the
     from aoti_debug.common.logread import clean_line
     frame = 'File "D:\\AI绘画\\ComfyUI\\torch\\_inductor\\codecache.py", line 12, in load'
     assert "\\AI绘画\\" in (clean_line(frame) or "")
+
+
+def test_an_onnx_export_suites_assert_close_against_onnx_runtime_is_not_a_compiled_models_wrong_output() -> None:
+    # github.com/microsoft/onnxscript/issues/1056: PyTorch's test/onnx compares ONNX Runtime's output with eager's
+    mismatch = ("AssertionError: Tensor-likes are not close!\n\n"
+                "Mismatched elements: 15 / 25 (60.0%)\n"
+                "Greatest absolute difference: 2.037109375 at index (2, 3) (up to 1e-05 allowed)\n")
+    frame = ('  File "/home/justinchu/dev/pytorch/test/onnx/onnx_test_common.py", line 431, '
+             "in _compare_pytorch_onnx_with_ort\n    torch.testing.assert_close(\n")
+    result = classify_text(frame + mismatch)
+    assert result.pattern == "unknown" and result.outsider == "onnx"
+    # the same comparison failing beside a compiled model stays wrong_output, and alone it still reads as one
+    compiled = "compiled = torch.compile(model, backend='inductor')\n"
+    assert classify_text(compiled + frame + mismatch).pattern == "wrong_output"
+    assert classify_text(mismatch).pattern == "wrong_output"
+    # a torch.onnx module frame (no test suite) is no such comparison
+    export = '  File "/x/site-packages/torch/onnx/utils.py", line 1612, in _export\n'
+    assert classify_text(export + mismatch).outsider is None

@@ -93,7 +93,8 @@ class Classification(BaseModel):
     outsider: str | None = Field(default=None, description=(
         "Whose failure the log is when it is no compiled model's: engine (another ML runtime), triton (a Triton kernel "
         "the program launched itself), torchscript (a TorchScript program), build (a build of its own native code), "
-        "install (torch itself failed to import or to load its own libraries); null otherwise"))
+        "install (torch itself failed to import or to load its own libraries), onnx (an ONNX export checked against "
+        "ONNX Runtime), compile_dynamo (torch.compile's own Dynamo tracing limit, no export or AOTI); null otherwise"))
     next_steps: list[NextStep] = Field(default_factory=list, description=(
         "The guide's steps to take next, in order (none for an outsider's log, another engine's, a hand-written Triton "
         "kernel's or a native build's: no AOTI tool applies)"))
