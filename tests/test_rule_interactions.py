@@ -551,7 +551,9 @@ def test_an_error_that_only_names_the_compiler_ranks_the_toolchain_before_a_cpp_
     # a compiler's own diagnostic decides cpp_compile_error; an error line that only names the compiler (ptxas exiting
     # with a code, gcc not found) is more often the toolchain (27 toolchain_setup against 11 on dev)
     ptxas = "RuntimeError: `ptxas` failed with error code 4294967295: "  # kijai/ComfyUI-WanVideoWrapper#88
-    ranked = rule_alternatives("TORCHINDUCTOR_MAX_AUTOTUNE=1 python run.py\n" + ptxas)
+    run = "TORCHINDUCTOR_MAX_AUTOTUNE=1 python run.py\n"
+    assert classify_text(run + ptxas).pattern == "toolchain_setup"  # Windows' -1 now decides it (toolchain_setup.md)
+    ranked = rule_alternatives(run + ptxas.replace("4294967295", "255"))
     assert ranked.index("toolchain_setup") < ranked.index("cpp_compile_error")
     diagnostic = ("/tmp/torchinductor_u/ab/cabcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxy.cpp:12:5: error: "
                   "'tmp3' was not declared in this scope")
@@ -2030,3 +2032,19 @@ def test_an_onnx_export_suites_assert_close_against_onnx_runtime_is_not_a_compil
     # a torch.onnx module frame (no test suite) is no such comparison
     export = '  File "/x/site-packages/torch/onnx/utils.py", line 1612, in _export\n'
     assert classify_text(export + mismatch).outsider is None
+
+
+def test_a_ptxas_that_exits_minus_one_on_windows_with_nothing_on_stderr_is_the_toolchain() -> None:
+    # triton/backends/nvidia/compiler.py make_cubin: "`ptxas` failed with error code {e.returncode}"; on Windows -1
+    # reads 4294967295 (github.com/woct0rdho/triton-windows/issues/66, github.com/unslothai/unsloth/issues/1830),
+    # under Inductor too (github.com/kijai/ComfyUI-WanVideoWrapper/issues/392)
+    inductor = ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+                "RuntimeError: `ptxas` failed with error code 4294967295:\n\n")
+    assert classify_text(inductor).pattern == "toolchain_setup"
+    newer = ("RuntimeError: `ptxas` failed with error code 4294967295\n`ptxas` stderr:\n\n"
+             "Repro command: C:\\CUDA\\v12.6\\bin\\ptxas.exe -lineinfo -v --gpu-name=sm_75 "
+             "C:\\Temp\\tmp7w.ptx -o C:\\Temp\\tmp7w.ptx.o\n")
+    assert classify_text(newer).pattern == "toolchain_setup"
+    # Linux's 255 (the same exit, where the reports show ptxas's diagnostic about the kernel) stays lowering_error's
+    linux = inductor.replace("4294967295", "255")
+    assert classify_text(linux).pattern == "lowering_error"
