@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+from unittest import mock
 
 import byfile
 import pytest
@@ -139,9 +140,10 @@ def test_the_tail_keeps_the_last_bytes_across_chunks() -> None:
 
 @pytest.mark.parametrize("case_id", ["pytorch/pytorch#150629-1", "pytorch/pytorch#113143-1"])
 def test_a_log_that_names_no_failure_lists_the_failures_that_print_no_error_line(case_id: str) -> None:
-    # Two wrong-output reports that are only printed values: no rule, cue or nearby report ranks anything.
+    # Two wrong-output reports that are only printed values: no rule or cue ranks anything, and with no public report
+    # near either (the index grows: one that prints tensors alike may come near), the silent failures are listed.
     c = case(case_id)
-    with similar.excluding(c["url"]):
+    with mock.patch.object(similar, "nearest", return_value=([], [])):
         r = classify_text(c["text"])
     assert r.pattern == "unknown" and r.similar_reports == []
     assert ranked(r) == [("wrong_output", 0.05, "silent"), ("nan_inf", 0.03, "silent")]
