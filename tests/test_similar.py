@@ -145,7 +145,7 @@ def test_a_log_that_names_no_failure_lists_the_failures_that_print_no_error_line
     c = case(case_id)
     with mock.patch.object(similar, "nearest", return_value=([], [])):
         r = classify_text(c["text"])
-    assert r.pattern == "unknown" and r.similar_reports == []
+    assert r.pattern == "unknown"
     assert ranked(r) == [("wrong_output", 0.05, "silent"), ("nan_inf", 0.03, "silent")]
     assert all(a.evidence == [] for a in r.alternatives)
 

@@ -187,8 +187,7 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     aoti_context = marks.cued() or any(h.cued() for h in hits)
     # A kernel's fault (an illegal access, a device-side assert) says the phase and lets eager-shared lines decide,
     # but every CUDA program prints one: it does not show a compiled model when no AOTI failure is weighed below.
-    model_shown = any(h.cued() for h in hits) or any(
-        not m.aoti_only and m.shows_model for m in (marks.patterns[i] for i in marks.first))
+    model_shown = marks.cued(model=True) or any(h.cued() for h in hits)
     # A line that is the consequence of another failure (yields_to) stops counting when that failure decides by
     # its other lines: a consequence never makes its cause decisive, so chains and cycles settle in a pass.
     causes = frozenset(h.rule.id for h in hits if h.score(aoti_context, ALL_IDS) >= DECISIVE)

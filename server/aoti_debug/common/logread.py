@@ -155,17 +155,20 @@ def ignored_by(line: str) -> str | None:
     return None
 
 
-# A Latin letter or digit next to a Han, kana or Hangul character: CJK writing puts no space there, so a word
-# boundary or a line-end anchor of a rule would not see the pasted error's last word end (a space is put in). A path
-# (a token with a / or \\, such as a Windows folder named in Chinese) is left whole: rules match paths as one token.
+# CJK writing (Han, kana, Hangul, its own and fullwidth punctuation) puts no space between a pasted error and the
+# prose around it, and Python counts CJK characters as word characters: "out of memory错误" has no word boundary after
+# "memory". A space goes in where Latin text (a letter, digit or closing bracket) meets CJK text, either way round. A
+# path or a file name is left whole: rules match it as one token, and it is shown as the user wrote it.
 _CJK = r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uff01-\uff5e\u3001\u3002]"
 CJK_GLUE = re.compile(rf"(?<=[A-Za-z0-9.)\]])(?={_CJK})|(?<={_CJK})(?=[A-Za-z0-9_(])")
 TOKEN = re.compile(r"\S+")
+FILE_NAME = re.compile(r"\.[A-Za-z]\w{0,7}[\"')\],:;]*$")
 
 
 def _unglued(token: re.Match[str]) -> str:
     word = token[0]
-    return word if word.isascii() or "/" in word or "\\" in word else CJK_GLUE.sub(" ", word)
+    whole = word.isascii() or "/" in word or "\\" in word or FILE_NAME.search(word)
+    return word if whole else CJK_GLUE.sub(" ", word)
 
 
 def clean_line(raw: str) -> str | None:
