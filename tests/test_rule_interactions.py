@@ -2068,3 +2068,21 @@ def test_a_ptxas_that_exits_minus_one_on_windows_with_nothing_on_stderr_is_the_t
     linux = inductor.replace("`ptxas` failed with error code 4294967295:", "Internal Triton PTX codegen error:")
     linux += "ptxas error   : Feature '.bf16' requires .target sm_80 or higher\n"
     assert classify_text(linux).pattern == "lowering_error"
+
+
+def test_a_missing_python_h_is_the_toolchain_beside_a_compiled_model_or_in_tritons_launcher_but_alone_a_build() -> None:
+    # every C extension includes Python.h (a pybind11 module, a package built from source by pip): alone it is that
+    # build's (github.com/davisking/dlib/issues/1269, github.com/digitalbrain79/pyyolo/issues/58)
+    pybind = ("/tmp/pip-install-yr9exavp/dlib/dlib/external/pybind11/include/pybind11/detail/common.h:111:20: "
+              "fatal error: Python.h: No such file or directory")
+    assert classify_text(pybind).pattern == "unknown"
+    assert classify_text("module.c:2:10: fatal error: Python.h: No such file or directory").pattern == "unknown"
+    # Triton's launcher, built at the first launch of any Triton kernel (github.com/pytorch/pytorch/issues/97146)
+    launcher = "/tmp/tmpn8c04nql/main.c:4:10: fatal error: Python.h: No such file or directory"
+    assert classify_text(launcher).pattern == "toolchain_setup"
+    msvc = ("C:\\Users\\u\\AppData\\Local\\Temp\\tmp_z9f6r7d\\cuda_utils.c(12): fatal error C1083: Cannot open include "
+            "file: 'Python.h': No such file or directory")
+    assert classify_text(msvc).pattern == "toolchain_setup"
+    # beside a compiled model, the header alone
+    r = classify_text("TORCHINDUCTOR_CPP_WRAPPER=1 python run.py\n" + pybind)
+    assert (r.pattern, r.fields.get("missing_header")) == ("toolchain_setup", "Python.h")
