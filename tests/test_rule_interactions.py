@@ -2086,3 +2086,30 @@ def test_a_missing_python_h_is_the_toolchain_beside_a_compiled_model_or_in_trito
     # beside a compiled model, the header alone
     r = classify_text("TORCHINDUCTOR_CPP_WRAPPER=1 python run.py\n" + pybind)
     assert (r.pattern, r.fields.get("missing_header")) == ("toolchain_setup", "Python.h")
+
+
+def test_tgis_warmup_reraising_the_allocators_oom_as_not_enough_memory_for_prefill_tokens_is_out_of_memory() -> None:
+    # text-generation-inference's warmup catches torch.cuda.OutOfMemoryError and re-raises it in its own words
+    # (flash_causal_lm.py; github.com/huggingface/text-generation-inference/issues/1067)
+    tgi = ('  File "/opt/conda/lib/python3.9/site-packages/text_generation_server/models/flash_causal_lm.py", '
+           'line 755, in warmup\n    raise RuntimeError(\nRuntimeError: Not enough memory to handle 4096 prefill '
+           'tokens. You need to decrease `--max-batch-prefill-tokens`\n')
+    assert classify_text(tgi).pattern == "out_of_memory"
+    # other programs' "not enough memory to handle" (OpenJPEG's header check) name no prefill tokens
+    assert classify_text("[ERROR] Not enough memory to handle image header (ihdr)\n").pattern != "out_of_memory"
+
+
+def test_lmdeploys_turbomind_logger_marks_its_engines_own_faults_as_another_engines() -> None:
+    # TurboMind's logger prefixes [TM][LEVEL] (src/turbomind/utils/logger.h); its CUDA check's illegal access and
+    # the crash after it are that engine's (github.com/InternLM/lmdeploy/issues/2195)
+    tm = (" terminate called after throwing an instance of 'std::runtime_error'\n"
+          "   what():  [TM][ERROR] CUDA runtime error: an illegal memory access was encountered "
+          "/lmdeploy/src/turbomind/models/llama/LlamaBatch.h:143 \n"
+          " [qwen2-72b:1    :0:289] Caught signal 11 (Segmentation fault: Sent by the kernel at address (nil))\n")
+    r = classify_text(tm)
+    assert (r.pattern, r.outsider) == ("unknown", "engine")
+    # the same fault beside a torch frame is a PyTorch program's
+    torch_run = ('  File "/usr/lib/python3/site-packages/torch/nn/modules/module.py", line 1747, in _call_impl\n'
+                 "RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    assert classify_text(torch_run).pattern == "cuda_illegal_memory_access"
+    assert classify_text("[TM][INFO] Set logger level by INFO\n" + torch_run).pattern == "cuda_illegal_memory_access"
