@@ -2113,3 +2113,21 @@ def test_lmdeploys_turbomind_logger_marks_its_engines_own_faults_as_another_engi
                  "RuntimeError: CUDA error: an illegal memory access was encountered\n")
     assert classify_text(torch_run).pattern == "cuda_illegal_memory_access"
     assert classify_text("[TM][INFO] Set logger level by INFO\n" + torch_run).pattern == "cuda_illegal_memory_access"
+
+
+def test_llama_cpp_libraries_and_its_cuda_builds_are_another_engine_but_an_aoti_llama_so_is_not():
+    # llama.cpp's own libraries named by the loader (https://github.com/netdur/llama_cpp_dart/issues/2) and
+    # text-generation-webui's llama_cpp_cuda build of llama-cpp-python (https://github.com/oobabooga/textgen/issues/6785)
+    dart = ("Failed to load dynamic library 'libllama.so': dlopen failed: library \"libggml.so\" not found: needed by "
+            "/data/app/com.example.llama_cpp_app/base.apk!/lib/arm64-v8a/libllama.so in namespace "
+            "classloader-namespace")
+    webui = ('  File "C:\\Users\\Peter\\AI\\text-generation-webui\\installer_files\\env\\Lib\\site-packages'
+             '\\llama_cpp_cuda'
+             '\\_ctypes_extensions.py", line 67, in load_shared_library\n'
+             "    return ctypes.CDLL(str(lib_path), **cdll_args)  # type: ignore\n"
+             "OSError: [WinError 1114] A dynamic link library (DLL) initialization routine failed")
+    for text in (dart, webui):
+        assert classify_text(text).pattern == "unknown"
+    # a package a user named llama.so, failing to load: not llama.cpp's library
+    aoti = "RuntimeError: Error in dlopen: /tmp/exportedModels/llama.so: undefined symbol: aoti_torch_get_data_ptr"
+    assert classify_text(aoti).pattern == "native_abi"
