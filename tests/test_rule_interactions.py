@@ -2131,3 +2131,36 @@ def test_llama_cpp_libraries_and_its_cuda_builds_are_another_engine_but_an_aoti_
     # a package a user named llama.so, failing to load: not llama.cpp's library
     aoti = "RuntimeError: Error in dlopen: /tmp/exportedModels/llama.so: undefined symbol: aoti_torch_get_data_ptr"
     assert classify_text(aoti).pattern == "native_abi"
+
+
+def test_dgls_missing_per_torch_library_is_version_skew_but_a_library_that_fails_to_load_is_not() -> None:
+    # DGL ships graphbolt and sparse once per torch release and raises this when none matches the installed torch
+    # (dgl/graphbolt/__init__.py; https://github.com/dmlc/dgl/issues/7835, https://github.com/dmlc/dgl/issues/7791)
+    graphbolt = ('  File "/u/.venv/lib/python3.12/site-packages/dgl/graphbolt/__init__.py", line 26, '
+                 'in load_graphbolt\n'
+                 "    raise FileNotFoundError(\n"
+                 "FileNotFoundError: Cannot find DGL C++ graphbolt library at "
+                 "/u/.venv/lib/python3.12/site-packages/dgl/graphbolt/libgraphbolt_pytorch_2.4.1.so\n")
+    sparse = ("FileNotFoundError: Cannot find DGL C++ sparse library at /opt/conda/envs/torch124/lib/python3.11/"
+              "site-packages/dgl/dgl_sparse/libdgl_sparse_pytorch_2.4.0.post301.so\n")
+    for text in (graphbolt, sparse):
+        assert classify_text(text).pattern == "version_skew"
+    # the library is there but its loader failed on a missing CUDA dependency (https://github.com/dmlc/dgl/issues/7247)
+    loader = ("OSError: libnvrtc.so.12: cannot open shared object file: No such file or directory\n"
+              "ImportError: Cannot load Graphbolt C++ library\n")
+    assert classify_text(loader).pattern == "native_abi"
+
+
+def test_a_custom_ops_schema_that_lies_about_mutation_is_custom_op_but_an_aten_ops_is_not() -> None:
+    # torch/_library/utils.py MutationChecker under torch.export (https://github.com/pytorch/pytorch/issues/176148)
+    fbgemm = ("RuntimeError: fbgemm::int_nbit_split_embedding_codegen_lookup_function: for argument 'indice_weights': "
+              "the operator's schema fbgemm::int_nbit_split_embedding_codegen_lookup_function(Tensor dev_weights, "
+              "Tensor? indice_weights, int output_dtype=1) -> Tensor specified that the operator does not mutate "
+              "the argument, but this seems to be empirically wrong. Please make the schema and operator behavior "
+              "consistent.\n")
+    assert classify_text(fbgemm).pattern == "custom_op"
+    # the same check on an aten op is torch's own schema: no custom op to blame
+    aten = ("RuntimeError: aten::add_.Tensor: for argument 'self': the operator's schema aten::add_.Tensor(Tensor(a!) "
+            "self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) specified that the operator mutates the argument, "
+            "but this seems to be empirically wrong.\n")
+    assert classify_text(aten).pattern != "custom_op"
