@@ -1891,8 +1891,10 @@ def test_paddles_phi_kernel_library_in_an_error_location_is_another_engine() -> 
     r = classify_text(paddle)
     assert (r.pattern, r.outsider) == ("unknown", "engine")
     assert r.alternatives[0].pattern == "out_of_memory"
-    # without Paddle's location the CUDA allocator's words are out_of_memory
-    assert classify_text(paddle.splitlines()[0] + "\n").pattern == "out_of_memory"
+    # without Paddle's location its error format ("CUDA error(2), ") still names it; PyTorch's words for the same
+    # allocator failure are out_of_memory
+    assert classify_text(paddle.splitlines()[0] + "\n").pattern == "unknown"
+    assert classify_text("RuntimeError: CUDA error: out of memory\n").pattern == "out_of_memory"
 
 
 def test_torch_2_0s_dynamo_export_with_the_suppress_errors_footer_is_still_an_export_failure() -> None:
@@ -2164,3 +2166,25 @@ def test_a_custom_ops_schema_that_lies_about_mutation_is_custom_op_but_an_aten_o
             "self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) specified that the operator mutates the argument, "
             "but this seems to be empirically wrong.\n")
     assert classify_text(aten).pattern != "custom_op"
+
+
+def test_paddles_nvidia_error_format_marks_its_cuda_faults_as_another_engines_even_without_a_paddle_path() -> None:
+    # Paddle formats every NVIDIA library error as "<LIB> error(<code>), <text>." (paddle/phi/core/enforce.h,
+    # build_nvidia_error_msg; "Cuda error(" before 2.0), often pasted alone
+    # (https://github.com/PaddlePaddle/Paddle/issues/45434)
+    paddle = ("最近在用solov2模型进行摄像头实时检测分割，运行python deploy/python/infer.py "
+              "-model_dir=./inference_model/solov2_r50_fpn_3x_coco --device=GPU --camera_id=0\n"
+              "会报(External) Cuda error(700), an illegal memory access was encountered.\n")
+    r = classify_text(paddle)
+    assert (r.pattern, r.outsider) == ("unknown", "engine")
+    newer = "OSError: (External) CUDA error(700), an illegal memory access was encountered.\n"
+    assert classify_text(newer).pattern == "unknown"
+    # PyTorch's own words ("CUDA error: <text>", THC's "cuda runtime error (77) : <text>") are not that format
+    torch_run = ('  File "/usr/lib/python3/site-packages/torch/nn/modules/module.py", line 1747, in _call_impl\n'
+                 "RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    assert classify_text(torch_run).pattern == "cuda_illegal_memory_access"
+    thc = ("THCudaCheck FAIL file=/pytorch/aten/src/THC/THCCachingHostAllocator.cpp line=265 error=77 : "
+           "an illegal memory access was encountered\n"
+           "RuntimeError: cuda runtime error (77) : an illegal memory access was encountered at "
+           "/pytorch/aten/src/THC/generic/THCTensorCopy.c:20\n")
+    assert classify_text(thc).pattern == "cuda_illegal_memory_access"
