@@ -470,7 +470,12 @@ def test_a_plain_gcc_link_failure_shows_no_compiled_model_though_gcc_names_the_f
 def test_make_failing_on_an_object_is_a_build_and_a_target_that_runs_a_program_is_not() -> None:
     built = classify_text(CLANG_OPENMP + MAKE_OBJECT)
     assert (built.pattern, built.outsider) == ("unknown", "build")
-    assert classify_text(CLANG_OPENMP + MAKE_RUN).pattern == "toolchain_setup"
+    # a target that runs a program is no build; the clang line then decides only beside a compiled model (any build
+    # passing -fopenmp to Apple clang prints it, so the rule is aoti_only)
+    ran = classify_text(CLANG_OPENMP + MAKE_RUN)
+    assert ran.outsider is None and ran.pattern == "unknown"
+    inductor = "torch._inductor.exc.InductorError: CppCompileError: C++ compile error\n"
+    assert classify_text(inductor + CLANG_OPENMP + MAKE_RUN).pattern == "toolchain_setup"
 
 
 def test_a_device_fault_keeps_its_class_in_a_builds_log_and_the_compilers_own_oom_does_not() -> None:
@@ -517,7 +522,9 @@ WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built f
 def test_xformers_built_for_another_torch_is_the_diagnosis_alone_and_yields_to_any_other_cause() -> None:
     assert classify_text(XFORMERS_BUILT_FOR).pattern == "version_skew"
     # xFormers falls back and the program goes on: a later failure of the compiled model is the diagnosis
-    assert classify_text(XFORMERS_BUILT_FOR + CMAKE_OPENMP.splitlines()[1] + "\n").pattern == "toolchain_setup"
+    inductor = "torch._inductor.exc.InductorError: CppCompileError: C++ compile error\n"
+    later = XFORMERS_BUILT_FOR + inductor + CMAKE_OPENMP.splitlines()[1] + "\n"
+    assert classify_text(later).pattern == "toolchain_setup"
     assert classify_text(XFORMERS_BUILT_FOR + OOM_XTURING).pattern == "out_of_memory"
 
 

@@ -2188,3 +2188,20 @@ def test_paddles_nvidia_error_format_marks_its_cuda_faults_as_another_engines_ev
            "RuntimeError: cuda runtime error (77) : an illegal memory access was encountered at "
            "/pytorch/aten/src/THC/generic/THCTensorCopy.c:20\n")
     assert classify_text(thc).pattern == "cuda_illegal_memory_access"
+
+
+def test_apple_clangs_unsupported_fopenmp_is_a_toolchain_problem_only_beside_a_compiled_model() -> None:
+    # clang's err_drv_unsupported_opt is printed for any build passing -fopenmp to Apple clang: a project's CMake or
+    # setup.py build on macOS (https://github.com/OPM/opm-common/issues/1872,
+    # https://github.com/autonomousvision/occupancy_networks/issues/113) is another program's build
+    project = ("I am trying to compile opm-common on MacOS activating the python bindings. I get the following error:\n"
+               "clang: error: unsupported option '-fopenmp'\n")
+    assert classify_text(project).pattern == "unknown"
+    setup_py = ("When I try to execute `python setup.py build_ext --inplace` it fails with the error "
+                "`clang: error: unsupported option '-fopenmp'`.\n")
+    assert classify_text(setup_py).pattern == "unknown"
+    # under Inductor's C++ build it is the host compiler Inductor needs (https://github.com/pytorch/pytorch/issues/91537)
+    inductor = ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+                "CppCompileError: C++ compile error\n\nOutput:\n"
+                "clang: error: unsupported option '-fopenmp'\n")
+    assert classify_text(inductor).pattern == "toolchain_setup"
