@@ -11,7 +11,7 @@ from corpus_cases import accuracy, cases
 
 FIELDS = ["id", "url", "torch", "text", "label", "phase", "split", "why"]
 # What the rules reach on the held-out split (measured, not a target): a change that loses cases fails here.
-TEST_TOP1_FLOOR, TEST_TOP3_FLOOR = 0.790, 0.950  # 2245 cases, 2026-11-27, sixteenth session: 0.796 / 0.956 (top-3
+TEST_TOP1_FLOOR, TEST_TOP3_FLOOR = 0.795, 0.955  # 2245 cases, 2026-11-27, seventeenth session: 0.797 / 0.959 (top-3
 # 0.878 before `unknown` ranked where a negative is likelier and the nearest public reports and the silent failures
 # filled short rankings; 0.953 before the fresh reports, less the twins of corpus cases, joined the nearest-reports
 # index)
