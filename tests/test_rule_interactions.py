@@ -2085,9 +2085,12 @@ def test_a_missing_python_h_is_the_toolchain_beside_a_compiled_model_or_in_trito
     msvc = ("C:\\Users\\u\\AppData\\Local\\Temp\\tmp_z9f6r7d\\cuda_utils.c(12): fatal error C1083: Cannot open include "
             "file: 'Python.h': No such file or directory")
     assert classify_text(msvc).pattern == "toolchain_setup"
-    # beside a compiled model, the header alone
+    # beside a compiled model, the header alone, in gcc's and clang's words; pyconfig.h, which Python.h includes, alike
     r = classify_text("TORCHINDUCTOR_CPP_WRAPPER=1 python run.py\n" + pybind)
     assert (r.pattern, r.fields.get("missing_header")) == ("toolchain_setup", "Python.h")
+    clang = "/x/torch/include/torch/csrc/inductor/cpp_wrapper/common.h:6:10: fatal error: 'Python.h' file not found"
+    assert classify_text("TORCHINDUCTOR_CPP_WRAPPER=1 python run.py\n" + clang).pattern == "toolchain_setup"
+    assert classify_text("module.c:2:10: fatal error: pyconfig.h: No such file or directory").pattern == "unknown"
 
 
 def test_tgis_warmup_reraising_the_allocators_oom_as_not_enough_memory_for_prefill_tokens_is_out_of_memory() -> None:
@@ -2110,6 +2113,11 @@ def test_lmdeploys_turbomind_logger_marks_its_engines_own_faults_as_another_engi
           " [qwen2-72b:1    :0:289] Caught signal 11 (Segmentation fault: Sent by the kernel at address (nil))\n")
     r = classify_text(tm)
     assert (r.pattern, r.outsider) == ("unknown", "engine")
+    # newer releases' logger (core/logger.cc: [TM][WARN][<time>][<file>:<line>]) and check (core/check.cc: [TM][FATAL])
+    newer = "[TM][FATAL] CUDA runtime error: an illegal memory access was encountered\n"
+    assert classify_text(newer).outsider == "engine"
+    warn = "[TM][WARN][0412.10:11:12.123456][llama_batch.cc:88] CUDA runtime error: an illegal memory access\n"
+    assert classify_text(warn).outsider == "engine"
     # the same fault beside a torch frame is a PyTorch program's
     torch_run = ('  File "/usr/lib/python3/site-packages/torch/nn/modules/module.py", line 1747, in _call_impl\n'
                  "RuntimeError: CUDA error: an illegal memory access was encountered\n")
@@ -2128,8 +2136,9 @@ def test_llama_cpp_libraries_and_its_cuda_builds_are_another_engine_but_an_aoti_
              '\\_ctypes_extensions.py", line 67, in load_shared_library\n'
              "    return ctypes.CDLL(str(lib_path), **cdll_args)  # type: ignore\n"
              "OSError: [WinError 1114] A dynamic link library (DLL) initialization routine failed")
-    for text in (dart, webui):
-        assert classify_text(text).pattern == "unknown"
+    for text in (dart, webui, webui.replace("llama_cpp_cuda", "llama_cpp_binaries")):
+        r = classify_text(text)
+        assert (r.pattern, r.outsider) == ("unknown", "engine")
     # a package a user named llama.so, failing to load: not llama.cpp's library
     aoti = "RuntimeError: Error in dlopen: /tmp/exportedModels/llama.so: undefined symbol: aoti_torch_get_data_ptr"
     assert classify_text(aoti).pattern == "native_abi"
@@ -2161,11 +2170,11 @@ def test_a_custom_ops_schema_that_lies_about_mutation_is_custom_op_but_an_aten_o
               "the argument, but this seems to be empirically wrong. Please make the schema and operator behavior "
               "consistent.\n")
     assert classify_text(fbgemm).pattern == "custom_op"
-    # the same check on an aten op is torch's own schema: no custom op to blame
-    aten = ("RuntimeError: aten::add_.Tensor: for argument 'self': the operator's schema aten::add_.Tensor(Tensor(a!) "
-            "self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) specified that the operator mutates the argument, "
-            "but this seems to be empirically wrong.\n")
-    assert classify_text(aten).pattern != "custom_op"
+    # the same check on an op of torch's own namespaces (checked: only aten and prims are skipped) is torch's schema
+    own = ("RuntimeError: _c10d_functional::all_reduce_: for argument 'input': the operator's schema "
+           "_c10d_functional::all_reduce_(Tensor(a!) input, str reduce_op, str group_name) -> Tensor(a!) specified "
+           "that the operator mutates the argument, but this seems to be empirically wrong.\n")
+    assert classify_text(own).pattern != "custom_op"
 
 
 def test_paddles_nvidia_error_format_marks_its_cuda_faults_as_another_engines_even_without_a_paddle_path() -> None:
