@@ -2162,7 +2162,7 @@ def test_dgls_missing_per_torch_library_is_version_skew_but_a_library_that_fails
     assert classify_text(loader).pattern == "native_abi"
 
 
-def test_a_custom_ops_schema_that_lies_about_mutation_is_custom_op_but_an_aten_ops_is_not() -> None:
+def test_a_custom_ops_schema_that_lies_about_mutation_is_custom_op_but_one_of_torchs_own_namespaces_is_not() -> None:
     # torch/_library/utils.py MutationChecker under torch.export (https://github.com/pytorch/pytorch/issues/176148)
     fbgemm = ("RuntimeError: fbgemm::int_nbit_split_embedding_codegen_lookup_function: for argument 'indice_weights': "
               "the operator's schema fbgemm::int_nbit_split_embedding_codegen_lookup_function(Tensor dev_weights, "

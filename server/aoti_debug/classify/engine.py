@@ -184,10 +184,11 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
     sig = signal_name(exit_status)
     # A compiled model or package shows itself by a phase marker or a weak cue of some rule (an aoti_only one, text any
     # program prints, says the phase or ranks but shows nothing).
-    aoti_context = marks.cued() or any(h.cued() for h in hits)
+    rule_cued = any(h.cued() for h in hits)
+    aoti_context = marks.cued() or rule_cued
     # A kernel's fault (an illegal access, a device-side assert) says the phase and lets eager-shared lines decide,
     # but every CUDA program prints one: it does not show a compiled model when no AOTI failure is weighed below.
-    model_shown = marks.cued(model=True) or any(h.cued() for h in hits)
+    model_shown = marks.cued(model=True) or rule_cued
     # A line that is the consequence of another failure (yields_to) stops counting when that failure decides by
     # its other lines: a consequence never makes its cause decisive, so chains and cycles settle in a pass.
     causes = frozenset(h.rule.id for h in hits if h.score(aoti_context, ALL_IDS) >= DECISIVE)

@@ -69,7 +69,7 @@ class Hits:
         """A cue matched that shows a compiled model (an aoti_only cue is printed without one too); with `model`, not
         counting a marker that lets eager-shared lines decide but shows no model by itself (shows_model: false)."""
         return any(i >= self.decisive and not self.patterns[i].aoti_only
-                   and not (model and getattr(self.patterns[i], "shows_model", True) is False) for i in self.first)
+                   and (not model or getattr(self.patterns[i], "shows_model", True)) for i in self.first)
 
     def evidence(self, cues: bool = False, every: bool = False) -> list[tuple[int, int, str, dict[str, str]]]:
         """(pattern index, line, text, groups) sorted by line; first or last hits as the rule asks."""
