@@ -2214,3 +2214,71 @@ def test_apple_clangs_unsupported_fopenmp_is_a_toolchain_problem_only_beside_a_c
                 "CppCompileError: C++ compile error\n\nOutput:\n"
                 "clang: error: unsupported option '-fopenmp'\n")
     assert classify_text(inductor).pattern == "toolchain_setup"
+
+
+def test_comfyuis_sage_attention_fallback_marks_a_triton_crash_as_sageattentions_own_kernel() -> None:
+    # ComfyUI's attention_sage logs every exception of SageAttention's own kernels in one format
+    # (comfy/ldm/modules/attention.py: "Error running sage attention: {}, using pytorch attention instead.");
+    # a Triton pass crash under it is the hand-written kernel's, not Inductor's
+    # (https://github.com/patientx/ComfyUI-Zluda/issues/410)
+    sage = ("error: 'tt.load' op operation destroyed but still has uses\n"
+            "LLVM ERROR: operation destroyed but still has uses\n"
+            "Pipeline failed while executing TritonAMDGPUStreamPipeline\n"
+            "Error running sage attention: PassManager::run failed, using pytorch attention instead.\n")
+    r = classify_text(sage)
+    assert (r.pattern, r.outsider) == ("unknown", "triton")
+    # its out of memory keeps its class (the allocator's, whoever launched the kernel)
+    oom = ("Error running sage attention: CUDA out of memory. Tried to allocate 748.00 MiB. GPU 0 has a total "
+           "capacity of 23.99 GiB of which 113.56 MiB is free, using pytorch attention instead.\n")
+    assert classify_text(oom).pattern == "out_of_memory"
+    # the same pass crash with Inductor in view is a compiled model's
+    inductor = ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+                "error: 'tt.load' op operation destroyed but still has uses\n"
+                "LLVM ERROR: operation destroyed but still has uses\n"
+                "Error running sage attention: PassManager::run failed, using pytorch attention instead.\n")
+    assert classify_text(inductor).pattern == "lowering_error"
+
+
+def test_an_error_inside_a_header_that_tritons_launcher_includes_is_the_toolchain_by_clangs_include_chain() -> None:
+    # the HIP SDK's clang building Triton's main.c in its tmpXXXXXXXX directory: the error line names only the header,
+    # the include chain above it names Triton's C file (https://github.com/patientx/ComfyUI-Zluda/issues/189)
+    triton = ("  ::  Running Triton kernel test...\n"
+              "Using HIP SDK Clang.\n"
+              "In file included from C:\\Users\\John\\AppData\\Local\\Temp\\tmpebjwqxit\\main.c:4:\n"
+              "In file included from E:\\ComfyUI\\ComfyUI-Zluda\\venv\\Lib\\site-packages\\triton\\backends"
+              "\\amd\\include\\hip/hip_runtime.h:49:\n"
+              "C:\\Program Files\\AMD\\ROCm\\6.2\\lib\\clang\\19\\include\\llvm_libc_wrappers\\stdio.h:10:2: error: "
+              "\"This file is for GPU\n      offloading compilation only\"\n")
+    assert classify_text(triton).pattern == "toolchain_setup"
+    # a project's own main.c in the same chain is that project's build
+    project = ("In file included from /home/user/proj/src/main.c:4:\n"
+               "/home/user/proj/include/util.h:10:2: error: unknown type name 'foo_t'\n")
+    assert classify_text(project).pattern != "toolchain_setup"
+
+
+def test_ctranslate2s_modules_logger_and_cuda_error_format_mark_faster_whispers_failures_as_another_engines() -> None:
+    # CTranslate2's CUDA_CHECK throws "CUDA failed with error " + cudaGetErrorString (src/cuda/utils.h); faster-whisper
+    # runs on it (https://github.com/Purfview/whisper-standalone-win/issues/50)
+    oom = ("Standalone Faster-Whisper r141.3 running on: CUDA\n\n"
+           "Traceback (most recent call last):\n"
+           'File "D:\\whisper-fast_main_.py", line 529, in cli\n'
+           'File "faster_whisper\\transcribe.py", line 125, in init\n'
+           "RuntimeError: CUDA failed with error out of memory\n")
+    r = classify_text(oom)
+    assert (r.pattern, r.outsider) == ("unknown", "engine")
+    # its logger before cuDNN's own loader message (https://github.com/SYSTRAN/faster-whisper/issues/297)
+    logged = ("INFO:faster_whisper:Processing audio with duration 00:29.466\n"
+              "Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared "
+              "object file: No such file or directory\n"
+              "Please make sure libcudnn_ops_infer.so.8 is in your library path!\n")
+    assert classify_text(logged).pattern == "unknown"
+    # PyTorch's own allocator, in a log that names torch, keeps its class
+    torch_oom = ('  File "/usr/lib/python3/site-packages/torch/nn/modules/module.py", line 1747, in _call_impl\n'
+                 "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 100.00 MiB. GPU 0 has a total "
+                 "capacity of 31.37 GiB of which 15.88 MiB is free.\n")
+    assert classify_text(torch_oom).pattern == "out_of_memory"
+    # a whisperX log with torch frames beside faster_whisper's is not another engine's alone
+    mixed = ('  File "/venv/lib/python3.11/site-packages/faster_whisper/transcribe.py", line 130, in __init__\n'
+             '  File "/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1747, in _call_impl\n'
+             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.\n")
+    assert classify_text(mixed).pattern == "out_of_memory"
