@@ -2282,3 +2282,52 @@ def test_ctranslate2s_modules_logger_and_cuda_error_format_mark_faster_whispers_
              '  File "/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1747, in _call_impl\n'
              "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.\n")
     assert classify_text(mixed).pattern == "out_of_memory"
+
+
+def test_a_nan_rmse_of_the_compiled_result_in_the_accuracy_check_is_nan_inf_a_finite_one_wrong_output() -> None:
+    # torch/_dynamo/utils.py same() formats the compiled result's RMSE with %.5f, so NaN in it prints "nan"
+    # (https://github.com/intel/torch-xpu-ops/issues/708, benchmarks/dynamo --accuracy on XPU)
+    nan = ("E0804 00:49:00.458000 519441 torch/_dynamo/utils.py:1558] RMSE (res-fp64): nan, (ref-fp64): 0.00512 and "
+           "shape=torch.Size([128]). res.dtype: torch.float16, multiplier: 3.000000, tol: 0.010000\n"
+           "E0804 00:49:00.458000 519441 torch/_dynamo/utils.py:1450] Accuracy failed for key name stem.0.bias.grad\n"
+           "fail_accuracy\n")
+    assert classify_text(nan).pattern == "nan_inf"
+    # a finite RMSE over the tolerance is a drift, not a NaN (https://github.com/intel/torch-xpu-ops/issues/493)
+    finite = ("E0626 13:14:09.343000 139963949791040 torch/_dynamo/utils.py:1478] RMSE (res-fp64): 0.00150, "
+              "(ref-fp64): 0.00032 and shape=torch.Size([224]). res.dtype: torch.float16, multiplier: 3.000000, "
+              "tol: 0.001000\n"
+              "E0626 13:14:09.343000 139963949791040 torch/_dynamo/utils.py:1392] Accuracy failed for key name "
+              "s3.b4.se.fc1.bias.grad\nfail_accuracy\n")
+    assert classify_text(finite).pattern == "wrong_output"
+
+
+def test_a_frame_of_torch_export_load_or_save_is_not_a_trace_failure():
+    # torch.export.load / save (torch/export/__init__.py) only (de)serialize a finished program; their frames are
+    # not export's trace (https://github.com/pytorch/TensorRT/issues/2791: loading a torch_tensorrt.save'd program)
+    load = ("Traceback (most recent call last):\n"
+            '  File "C:\\Users\\u\\test.py", line 38, in <module>\n'
+            '    loaded_trt = torch.export.load("trt.ep").module()\n'
+            '  File "C:\\Python312\\Lib\\site-packages\\torch\\export\\__init__.py", line 299, in load\n')
+    assert classify_text(load).pattern != "export_failure"
+    # the same file's export() frame still shows a failure while exporting
+    export = ("Traceback (most recent call last):\n"
+              '  File "/w/run.py", line 18, in <module>\n'
+              "    exported_program = export(model, example_args)\n"
+              '  File "/venv/lib/python3.11/site-packages/torch/export/__init__.py", line 368, in export\n'
+              "    return _export(\n")
+    assert classify_text(export).pattern == "export_failure"
+
+
+def test_torch_own_library_behind_an_elided_path_is_an_install_error():
+    # https://github.com/pytorch/pytorch/issues/196073: the reporter elided the folder torch is installed in as `...`
+    text = (
+        "ImportError: .../torch/lib/libtorch_cuda.so: undefined symbol: "
+        "cublasLtGroupedMatrixLayoutCreate, version libcublasLt.so.13"
+    )
+    assert classify_text(text).pattern == "unknown"
+    # an extension's own library (not torch/lib) behind the same elision is still not torch's install
+    other = (
+        "ImportError: .../flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined symbol: "
+        "_ZN3c104cuda9SetDeviceEi"
+    )
+    assert classify_text(other).pattern == "version_skew"
