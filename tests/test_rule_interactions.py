@@ -2331,3 +2331,73 @@ def test_torch_own_library_behind_an_elided_path_is_an_install_error():
         "_ZN3c104cuda9SetDeviceEi"
     )
     assert classify_text(other).pattern == "version_skew"
+
+
+def test_cpython_fatal_error_beside_a_compiled_model_is_a_silent_crash():
+    # CPython's own fatal error, "Fatal Python error: <function>: <message>" (Python/pylifecycle.c), in compiled
+    # training (https://github.com/pytorch/torchtitan/issues/1066, https://github.com/pytorch/pytorch/issues/150757)
+    text = ("TORCHINDUCTOR_COMPILE_THREADS=1 python train.py\n"
+            "[rank0]:Fatal Python error: none_dealloc: deallocating None\n"
+            "[rank0]:Python runtime state: initialized\n")
+    assert classify_text(text).pattern == "segfault_no_message"
+    # with no compiled model it decides nothing: any C extension corrupts the interpreter this way
+    bare = "Fatal Python error: none_dealloc: deallocating None\nPython runtime state: initialized\n"
+    assert classify_text(bare).pattern == "unknown"
+
+
+def test_oom_as_a_verb_ending_a_clause_is_an_out_of_memory():
+    # https://github.com/pytorch/pytorch/issues/163563: "eager passes, PT2 OOMs"
+    assert classify_text("Ran twice and same thing (eager passes, PT2 OOMs)").pattern == "out_of_memory"
+    # a count or advice is not an OOM that happened
+    summary = "|           CUDA OOMs: 0            |        cudaMalloc retries: 0         |"
+    assert classify_text(summary).pattern != "out_of_memory"
+    assert classify_text("Use gradient checkpointing to avoid OOMs.").pattern != "out_of_memory"
+
+
+def test_aotinductor_mps_shim_marks_a_compiled_model_for_a_metal_shader_error():
+    # https://github.com/pytorch/executorch/issues/16984: the Metal shader AOTInductor generated fails to compile;
+    # the AOTI MPS shim (aoti_torch_mps_*) in the log is what shows a compiled model
+    text = (
+        "E 00:00:13.059103 executorch:et_metal.mm:246] ETMetalShaderLibrary: Failed to compile shader library: "
+        "program_source:3813:29: error: assigning to 'bfloat' from incompatible type 'float'\n"
+        "E 00:00:13.059127 executorch:shim_mps.mm:105] aoti_torch_mps_get_kernel_function: "
+        "Failed to get kernel function 'generated_kernel'\n"
+    )
+    assert classify_text(text).pattern == "lowering_error"
+    # a shader a program compiles itself (torch.mps.compile_shader) prints the same Metal words without the shim
+    own = ("SyntaxError: program_source:1:1: error: unknown type name 'What'\nWhat\n^\n"
+           "program_source:1:5: error: expected unqualified-id\n")
+    assert classify_text(own).pattern != "lowering_error"
+
+
+def test_triton_xpu_driver_utils_build_from_main_cpp_is_toolchain_setup():
+    # https://github.com/intel/intel-xpu-backend-for-triton/issues/3064: icpx building Triton XPU's spirv_utils
+    text = (
+        "E   subprocess.CalledProcessError: Command '['C:\\\\Program Files (x86)\\\\Intel\\\\oneAPI\\\\compiler"
+        "\\\\latest\\\\bin\\\\icpx.EXE', 'C:\\\\Users\\\\sdp\\\\AppData\\\\Local\\\\Temp\\\\tmpr3g8gym8\\\\main.cpp', "
+        "'-O3', '-shared', '-Wno-psabi', '-lze_loader', '-o', "
+        "'C:\\\\Users\\\\sdp\\\\AppData\\\\Local\\\\Temp\\\\tmpr3g8gym8\\\\spirv_utils.cp310-win_amd64.pyd', '-fsycl']"
+    )
+    assert classify_text(text).pattern == "toolchain_setup"
+    # a sandbox compiling a user's main.cpp in a temporary directory is that program's build
+    other = ("subprocess.CalledProcessError: Command '['g++', '/tmp/tmpab12cd34/main.cpp', '-std=c++17', "
+             "'-o', '/tmp/tmpab12cd34/main']' returned non-zero exit status 1.")
+    assert classify_text(other).pattern != "toolchain_setup"
+
+
+def test_a_failing_python_wrapper_size_assert_names_the_custom_op_whose_fake_kernel_is_wrong():
+    # https://github.com/PrimeIntellect-ai/prime-rl/pull/3567: torch.compile's generated wrapper asserts each output of
+    # a fallback kernel with the op's name (torch/_inductor/ir.py codegen_size_asserts); the traceback shows that line
+    text = ("assert_size_stride(buf2, (32, 1408, 4096), (5767168, 1, 1408), "
+            "'torch.ops.prime_rl.grouped_fp8_gemm_backward.default')\n"
+            "AssertionError: expected size 1408==1408, stride 4096==1 at dim=1; "
+            "expected size 4096==4096, stride 1==1408 at dim=2\n")
+    assert classify_text(text).pattern == "custom_op"
+    # the same assert on a graph input, or on an op of torch's own namespaces, is no custom op's
+    graph_input = ("    assert_size_stride(arg3_1, (10240, 2560), (2560, 1), 'input')\n"
+                   "AssertionError: expected size 8192==10240, stride 2560==2560 at dim=0\n")
+    assert classify_text(graph_input).pattern == "input_shape_mismatch"
+    aten = ("    assert_size_stride(buf26, (2, 12, 4352, 96), (5013504, 417792, 96, 1), "
+            "'torch.ops.aten._scaled_dot_product_flash_attention.default')\n"
+            "AssertionError: expected size 2==2, stride 96==5013504 at dim=0\n")
+    assert classify_text(aten).pattern != "custom_op"
