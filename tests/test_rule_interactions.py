@@ -2346,9 +2346,11 @@ def test_cpython_fatal_error_beside_a_compiled_model_is_a_silent_crash() -> None
     bare = "Fatal Python error: none_dealloc: deallocating None\nPython runtime state: initialized\n"
     assert classify_text(bare).pattern == "unknown"
     # the interpreter failing to start is a broken install, not a crash, even beside a compiled model
-    start = ("TORCHINDUCTOR_COMPILE_THREADS=1 python train.py\n"
-             "Fatal Python error: init_fs_encoding: failed to get the Python codec of the filesystem encoding\n")
-    assert classify_text(start).pattern != "segfault_no_message"
+    for line in ("Fatal Python error: init_fs_encoding: failed to get the Python codec of the filesystem encoding",
+                 "Fatal Python error: initfsencoding: Unable to get the locale encoding",
+                 "Fatal Python error: pyinit_main: can't initialize time"):
+        start = f"TORCHINDUCTOR_COMPILE_THREADS=1 python train.py\n{line}\n"
+        assert classify_text(start).pattern != "segfault_no_message", line
 
 
 def test_aotinductor_mps_shim_marks_a_compiled_model_for_a_metal_shader_error() -> None:
@@ -2365,6 +2367,10 @@ def test_aotinductor_mps_shim_marks_a_compiled_model_for_a_metal_shader_error() 
     own = ("SyntaxError: program_source:1:1: error: unknown type name 'What'\nWhat\n^\n"
            "program_source:1:5: error: expected unqualified-id\n")
     assert classify_text(own).pattern != "lowering_error"
+    # torchvision's stable-ABI MPS kernel failing to build names the shim's handle type: an extension's build
+    tv = ("/src/torchvision/csrc/ops/mps/nms_kernel.mm:42:18: error: unknown type name "
+          "'AOTIMetalKernelFunctionHandle'\n")
+    assert classify_text(tv).pattern not in ("lowering_error", "cpp_compile_error")
     # the shim's function names alone are torch's stable ABI, which an extension's own MPS kernels call too
     # (torchvision's nms and deform_conv2d): no compiled model
     ext = ("RuntimeError: aoti_torch_mps_get_kernel_function(handle, &fn) API call failed\n"
@@ -2393,14 +2399,17 @@ def test_triton_xpu_driver_utils_build_from_main_cpp_is_toolchain_setup() -> Non
     assert classify_text(other).pattern != "toolchain_setup"
 
 
-def test_a_failing_python_wrapper_size_assert_names_the_custom_op_whose_fake_kernel_is_wrong() -> None:
+def test_a_python_wrapper_size_assert_naming_a_custom_op_ranks_custom_op_and_yields_to_other_failures() -> None:
     # https://github.com/PrimeIntellect-ai/prime-rl/pull/3567: torch.compile's generated wrapper asserts each output of
     # a fallback kernel with the op's name (torch/_inductor/ir.py codegen_size_asserts); the traceback shows that line
     text = ("assert_size_stride(buf2, (32, 1408, 4096), (5767168, 1, 1408), "
             "'torch.ops.prime_rl.grouped_fp8_gemm_backward.default')\n"
             "AssertionError: expected size 1408==1408, stride 4096==1 at dim=1; "
             "expected size 4096==4096, stride 1==1408 at dim=2\n")
-    assert classify_text(text).pattern == "custom_op"
+    r = classify_text(text)
+    # a line-by-line reader cannot tell this failing line from the same line in a dump of the generated code, so it
+    # ranks the custom op beside the bare assert, which decides
+    assert r.pattern == "input_shape_mismatch" and "custom_op" in [a.pattern for a in r.alternatives]
     # the same assert on a graph input, or on an op of torch's own namespaces, is no custom op's
     graph_input = ("    assert_size_stride(arg3_1, (10240, 2560), (2560, 1), 'input')\n"
                    "AssertionError: expected size 8192==10240, stride 2560==2560 at dim=0\n")
@@ -2415,3 +2424,10 @@ def test_a_failing_python_wrapper_size_assert_names_the_custom_op_whose_fake_ker
             "'torch.ops.aten._scaled_dot_product_flash_attention.default')\n"
             "AssertionError: expected size 2==2, stride 96==5013504 at dim=0\n")
     assert classify_text(aten).pattern != "custom_op"
+
+
+def test_a_count_or_advice_about_ooms_is_no_out_of_memory() -> None:
+    # torch.cuda.memory_summary()'s count and advice name OOMs that did not happen
+    summary = "|           CUDA OOMs: 0            |        cudaMalloc retries: 0         |"
+    assert classify_text(summary).pattern != "out_of_memory"
+    assert classify_text("Use gradient checkpointing to avoid OOMs.").pattern != "out_of_memory"
