@@ -450,6 +450,7 @@ collect2: error: ld returned 1 exit status
 MAKE_RUN = "make: *** [Makefile:2: run] Error 3\n"
 MAKE_OBJECT = "make: *** [Makefile2:2: a.o] Error 1\n"  # GNU Make 4.3 here, a rule compiling a.c failing
 CLANG_OPENMP = "clang: error: unsupported option '-fopenmp'\n"  # from CMAKE_OPENMP below
+INDUCTOR_CPP_ERROR = "torch._inductor.exc.InductorError: CppCompileError: C++ compile error\n"  # shows a compiled model
 # The compiler running out of host memory in a CMake build, quoted from https://github.com/Project-OSRM/osrm-backend/issues/1170
 OSRM_HOST_OOM = """\
 [ 21%] Building CXX object CMakeFiles/OSRM.dir/Library/OSRM_impl.cpp.o
@@ -474,8 +475,7 @@ def test_make_failing_on_an_object_is_a_build_and_a_target_that_runs_a_program_i
     # passing -fopenmp to Apple clang prints it, so the rule is aoti_only)
     ran = classify_text(CLANG_OPENMP + MAKE_RUN)
     assert ran.outsider is None and ran.pattern == "unknown"
-    inductor = "torch._inductor.exc.InductorError: CppCompileError: C++ compile error\n"
-    assert classify_text(inductor + CLANG_OPENMP + MAKE_RUN).pattern == "toolchain_setup"
+    assert classify_text(INDUCTOR_CPP_ERROR + CLANG_OPENMP + MAKE_RUN).pattern == "toolchain_setup"
 
 
 def test_a_device_fault_keeps_its_class_in_a_builds_log_and_the_compilers_own_oom_does_not() -> None:
@@ -522,8 +522,7 @@ WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built f
 def test_xformers_built_for_another_torch_is_the_diagnosis_alone_and_yields_to_any_other_cause() -> None:
     assert classify_text(XFORMERS_BUILT_FOR).pattern == "version_skew"
     # xFormers falls back and the program goes on: a later failure of the compiled model is the diagnosis
-    inductor = "torch._inductor.exc.InductorError: CppCompileError: C++ compile error\n"
-    later = XFORMERS_BUILT_FOR + inductor + CMAKE_OPENMP.splitlines()[1] + "\n"
+    later = XFORMERS_BUILT_FOR + INDUCTOR_CPP_ERROR + CMAKE_OPENMP.splitlines()[1] + "\n"
     assert classify_text(later).pattern == "toolchain_setup"
     assert classify_text(XFORMERS_BUILT_FOR + OOM_XTURING).pattern == "out_of_memory"
 
