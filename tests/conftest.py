@@ -4,6 +4,7 @@ the guard that fails a test which starts a process without the `spawns` marker."
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 import warnings
@@ -32,10 +33,21 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+_home: str | None = None  # the run-store folder this process made, removed when the session ends
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    # Run directories of tools under test never land in the user's ~/.cache (one folder per xdist worker).
-    os.environ.setdefault("AOTI_DEBUG_HOME", tempfile.mkdtemp(prefix="aoti-debug-tests-"))
+    # Run directories of tools under test never land in the user's ~/.cache: one folder for the session, made by
+    # the process that starts it (xdist's workers inherit it) and removed by that process at the end.
+    global _home
+    if "AOTI_DEBUG_HOME" not in os.environ:
+        _home = os.environ["AOTI_DEBUG_HOME"] = tempfile.mkdtemp(prefix="aoti-debug-tests-")
     sys.addaudithook(_audit)  # cannot be removed: it only records while a test is watched
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _home is not None:
+        shutil.rmtree(_home, ignore_errors=True)
 
 
 def _cuda_available() -> bool:
