@@ -2,9 +2,9 @@
 
 Each corpus case (tests/corpus/cases.jsonl) is classified as quoted, then rewritten in one format at a time: CRLF
 line ends, ANSI colors, CI timestamps, `gh run view --log` (job, step, timestamp), a markdown quote, HTML escaping,
-`cat -n`, torchrun's rank prefix, docker compose's service column, one JSON record per line (docker's json-file,
-kubectl), the whole log as an escaped string (a Python repr: literal backslash-n between lines), and a notebook's
-saved traceback (one colored JSON string per line). Printed per
+`cat -n`, torchrun's rank prefix, docker compose's service column, vLLM's worker tag and logger, SGLang's logger,
+one JSON record per line (docker's json-file, kubectl), the whole log as an escaped string (a Python repr: literal
+backslash-n between lines), and a notebook's saved traceback (one colored JSON string per line). Printed per
 format: top-1 against the label, and the share classified exactly as the plain text (the reference).
 
     PYTHONPATH=server python benchmarks/classify_formats.py [--split dev|test]   (test: these aggregates only)
@@ -41,6 +41,8 @@ FORMATS: dict[str, Callable[[str], str]] = {
     "cat -n": _lines(lambda i, line: f"{i + 1:6d}\t{line}"),
     "torchrun rank": _lines(lambda i, line: f"[rank0]: {line}"),
     "docker compose": _lines(lambda i, line: f"worker-1  | {line}"),
+    "vllm worker": _lines(lambda i, line: f"(VllmWorker rank=0 pid=1234) ERROR 07-01 14:28:21 [core.py:515] {line}"),
+    "sglang": _lines(lambda i, line: f"[2025-08-31 17:30:33 TP0] {line}"),
     "json records": _lines(lambda i, line: json.dumps({"log": line + "\n", "stream": "stderr"})),
     "escaped string": repr,
     "notebook traceback": _lines(lambda i, line: "      " + json.dumps(f"\x1b[0;31m{line}\x1b[0m") + ","),
