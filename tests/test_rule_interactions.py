@@ -2431,3 +2431,112 @@ def test_a_count_or_advice_about_ooms_is_no_out_of_memory() -> None:
     summary = "|           CUDA OOMs: 0            |        cudaMalloc retries: 0         |"
     assert classify_text(summary).pattern != "out_of_memory"
     assert classify_text("Use gradient checkpointing to avoid OOMs.").pattern != "out_of_memory"
+
+
+def test_a_traceback_through_tritons_ptxas_version_probe_is_the_toolchain() -> None:
+    # triton/backends/nvidia/compiler.py get_ptxas_version finds ptxas and runs `ptxas --version`; a paste that stops
+    # at the call under hash() (https://github.com/logtd/ComfyUI-HunyuanLoom/issues/35) still shows a codegen stack,
+    # and the probe's frame outranks it: ptxas is missing or does not start
+    cut = ('  File "E:\\ComfyUI\\.ext\\Lib\\site-packages\\torch\\_inductor\\codegen\\triton.py", line 2532, '
+           'in inductor_meta_common\n'
+           '    "backend_hash": torch.utils._triton.triton_hash_with_backend(),\n'
+           '  File "E:\\ComfyUI\\.ext\\Lib\\site-packages\\triton\\backends\\nvidia\\compiler.py", line 336, in hash\n'
+           '    version = get_ptxas_version()\n')
+    assert classify_text(cut).pattern == "toolchain_setup"
+    frame = ('  File "/usr/lib/python3.12/site-packages/triton/backends/nvidia/compiler.py", line 49, '
+             'in get_ptxas_version\n')
+    assert classify_text(frame).pattern == "toolchain_setup"
+    # the function's source pasted (a patch script, a diff) is no traceback through it
+    source = ("@functools.lru_cache()\ndef get_ptxas_version():\n"
+              "    mock_ver = knobs.nvidia.mock_ptx_version\n")
+    assert classify_text(source).pattern != "toolchain_setup"
+
+
+def test_dynamos_custom_op_advice_for_a_python_builtin_is_no_custom_op() -> None:
+    # torch/_dynamo/variables/functions.py prints the same advice ("wrap it into a PyTorch-understood custom
+    # operator") for every builtin it cannot trace; for Python's own (time.time, sys.audit) no custom op fixes it
+    advice = ("This function is either a Python builtin (e.g. _warnings.warn) or a third-party C/C++ Python extension "
+              "(perhaps created with pybind). If it is a Python builtin, please file an issue on GitHub so the "
+              "PyTorch team can add support for it and see the next case for a workaround. If it is a third-party "
+              "C/C++ Python extension, please either wrap it into a PyTorch-understood custom operator (see "
+              "https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html for more details) or, if it is "
+              "traceable, use torch.compiler.allow_in_graph.")
+    python_builtin = ("/usr/lib/python3/dist-packages/torch/_dynamo/variables/functions.py:663: UserWarning: Graph "
+                      "break due to unsupported builtin time.time. " + advice + "\n")
+    assert classify_text(python_builtin).pattern != "custom_op"
+    # an extension's pybind11 kernel, named on the same line, is one to wrap as a custom op
+    extension = ("[rank7]: torch._dynamo.exc.Unsupported: Graph break due to unsupported builtin "
+                 "flash_attn_3_cuda.PyCapsule.fwd. " + advice + "\n")
+    assert classify_text(extension).pattern == "custom_op"
+    # the advice alone, its builtin on another line, still ranks the custom-op fix
+    assert "custom_op" in [classify_text(advice + "\n").pattern] + [
+        a.pattern for a in classify_text(advice + "\n").alternatives]
+
+
+def test_a_segfault_in_the_users_words_decides_only_beside_a_compiled_model_and_never_when_negated() -> None:
+    # https://github.com/pytorch/pytorch/issues/192748: the crash said in prose, beside the code that compiled it
+    compiled = ('c = torch.compile(M().cuda().eval(), mode="reduce-overhead")\n'
+                "a buffer that is first allocated inside the compiled region and then passed back in on later calls "
+                "segfaults the process. There is no Python traceback and no message.\n")
+    assert classify_text(compiled).pattern == "segfault_no_message"
+    # the same words about an eager program are its own crash: unknown, with the crash as an alternative
+    eager = "model = MyNet().cuda()\nthe forward pass segfaults the process, with no traceback.\n"
+    r = classify_text(eager)
+    assert r.pattern == "unknown" and "segfault_no_message" in [a.pattern for a in r.alternatives]
+    # a crash avoided, denied or already fixed is none
+    for line in ("torch.compile(model) now raises an error instead of segfaulting.",
+                 "torch.compile(model) does not segfault any more.",
+                 "torch.compile(model) works, we fixed the segfault last week."):
+        assert classify_text(line).pattern != "segfault_no_message", line
+    # beside a stated failure the words only rank
+    oom = ("torch.compile(model)\nit segfaults after this:\n"
+           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n")
+    assert classify_text(oom).pattern == "out_of_memory"
+
+
+def test_inductors_generated_python_wrapper_shows_a_compiled_model() -> None:
+    # https://github.com/pytorch/torchdynamo/issues/1942: the output code Inductor wrote (its AsyncCompile header)
+    # pasted with the crash in prose: the crash is a compiled model's
+    text = ("Also here's the triton code causing the segfault:\n"
+            "from torch._inductor.codecache import AsyncCompile\n"
+            "async_compile = AsyncCompile()\n")
+    assert classify_text(text).pattern == "segfault_no_message"
+    # a program's own object of the same name is no generated wrapper
+    other = ("the worker segfaults when it starts\n"
+             "my_async_compile = make_compiler()\n")
+    assert classify_text(other).pattern == "unknown"
+
+
+def test_executorchs_reference_comparison_is_a_lowered_programs_wrong_output() -> None:
+    # executorch/backends/test/harness/tester.py (https://github.com/pytorch/executorch/pull/19563)
+    text = ("AssertionError: Output 2 does not match reference output.\n"
+            "\tGiven atol: 0.01, rtol: 0.01.\n"
+            "\tOutput tensor shape: torch.Size([3]), dtype: torch.float32\n")
+    r = classify_text(text)
+    assert r.pattern == "wrong_output" and r.confidence >= 0.8
+    # another program's check of its design against a reference names no output index: only the user's-words
+    # rule (weak, 0.5) reads it, not the harness's message
+    other = "FAILED. Design output does not match reference output.\n"
+    assert classify_text(other).confidence < 0.8
+
+
+def test_results_said_inconsistent_in_a_sentence_starting_with_if_beside_a_compiled_model() -> None:
+    # https://github.com/pytorch/pytorch/issues/141317
+    text = ("compiled_model = torch.compile(m)\n"
+            "If I use Inductor to compile `Conv2d` and `BN2d` **not use** `eval mode`. The results are inconsistent.\n")
+    assert classify_text(text).pattern == "wrong_output"
+    # without a compiled model the same words are an eager program's, not a compiled model's
+    eager = "If I run the model twice on the GPU the results are inconsistent.\n"
+    assert classify_text(eager).pattern != "wrong_output"
+    # Python's own `if` still excludes a code line
+    code = "compiled_model = torch.compile(m)\nif results are inconsistent: raise ValueError('diff value')\n"
+    assert "The results" not in str(classify_text(code).evidence)
+
+
+def test_eager_named_as_the_model_not_compiled_in_a_difference_between_the_two() -> None:
+    # https://github.com/pytorch/pytorch/issues/120462
+    text = ("we are seeing drastic output quality difference between no-torch.compile and torch.compile.\n")
+    assert classify_text(text).pattern == "wrong_output"
+    # a difference of speed between the two is nobody's
+    speed = "There is a large speed difference between uncompiled and compiled models.\n"
+    assert classify_text(speed).pattern != "wrong_output"
