@@ -48,6 +48,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _home is not None:
         shutil.rmtree(_home, ignore_errors=True)
+        os.environ.pop("AOTI_DEBUG_HOME", None)  # a later session in this process makes its own
 
 
 def _cuda_available() -> bool:

@@ -2486,7 +2486,10 @@ def test_a_segfault_in_the_users_words_decides_only_beside_a_compiled_model_and_
     # a crash avoided, denied or already fixed is none
     for line in ("torch.compile(model) now raises an error instead of segfaulting.",
                  "torch.compile(model) does not segfault any more.",
-                 "torch.compile(model) works, we fixed the segfault last week."):
+                 "torch.compile(model) works, we fixed the segfault last week.",
+                 "torch.compile(model)\nit fixes the segfault in the cpp wrapper",
+                 "torch.compile(model)\nno more segfaults after upgrading",
+                 "torch.compile(model)\nthe segfault is gone after upgrading to 2.5"):
         assert classify_text(line).pattern != "segfault_no_message", line
     # beside a stated failure the words only rank
     oom = ("torch.compile(model)\nit segfaults after this:\n"
@@ -2503,7 +2506,7 @@ def test_inductors_generated_python_wrapper_shows_a_compiled_model() -> None:
     assert classify_text(text).pattern == "segfault_no_message"
     # a program's own object of the same name is no generated wrapper
     other = ("the worker segfaults when it starts\n"
-             "my_async_compile = make_compiler()\n")
+             "my_async_compile.wait(jobs)\n")
     assert classify_text(other).pattern == "unknown"
 
 
@@ -2530,7 +2533,12 @@ def test_results_said_inconsistent_in_a_sentence_starting_with_if_beside_a_compi
     assert classify_text(eager).pattern != "wrong_output"
     # Python's own `if` still excludes a code line
     code = "compiled_model = torch.compile(m)\nif results are inconsistent: raise ValueError('diff value')\n"
-    assert "The results" not in str(classify_text(code).evidence)
+    assert classify_text(code).pattern != "wrong_output"
+    # nor are results inconsistent with something, across ranks, or between two runs of one kind
+    for line in ("Return values are inconsistent with the declared schema",
+                 "results are inconsistent across ranks (DDP)",
+                 "The results are inconsistent between two eager runs with cudnn.benchmark=True."):
+        assert classify_text(f"compiled_model = torch.compile(m)\n{line}\n").pattern != "wrong_output", line
 
 
 def test_eager_named_as_the_model_not_compiled_in_a_difference_between_the_two() -> None:
@@ -2540,3 +2548,6 @@ def test_eager_named_as_the_model_not_compiled_in_a_difference_between_the_two()
     # a difference of speed between the two is nobody's
     speed = "There is a large speed difference between uncompiled and compiled models.\n"
     assert classify_text(speed).pattern != "wrong_output"
+    # one side is eager or not compiled, the other compiled: two runs that are both not compiled are none
+    both = "torch.compile(model)\nthe difference between eager and non-compiled runs is tiny\n"
+    assert classify_text(both).pattern != "wrong_output"
