@@ -82,8 +82,12 @@ def test_the_held_out_split_stays_above_its_measured_floor() -> None:
 
 # What share of torch's own AOTI/Inductor failure messages route to the pattern a person chose (measured, not a
 # target; benchmarks/source_strings.py): a change that loses them fails here.
-SOURCE_ROUTED_FLOOR = 0.485  # 2328 messages, 2026-11-26: 0.488 (0.479 before rules were written from the sixth harvest,
-# whose 299 alone routed 0.408); the 2029 before it: 0.490 (0.483 before the fifth harvest's rules)
+SOURCE_ROUTED_FLOOR = 0.484  # 2328 messages, 2026-11-26: 0.488 (0.479 before rules were written from the sixth harvest,
+# whose 299 alone routed 0.408); the 2029 before it: 0.490 (0.483 before the fifth harvest's rules). 0.485 -> 0.484
+# (round 22, 0.4845): two bare messages that any program of their kind raises decide only next to a compiled model,
+# so alone they no longer route: Triton's `triton.runtime.errors.PTXASError` (a hand-written kernel raises it too, as
+# its `PTXAS error: ` sibling, already gated) and cpp_extension's `CUDA_HOME environment variable is not set` (every
+# CUDA extension build raises it first, `unknown` by the policy, as its Ninja and MSVC checks are).
 
 
 def test_every_source_string_names_its_file_and_a_pattern_or_benign() -> None:

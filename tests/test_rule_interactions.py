@@ -2551,3 +2551,51 @@ def test_eager_named_as_the_model_not_compiled_in_a_difference_between_the_two()
     # one side is eager or not compiled, the other compiled: two runs that are both not compiled are none
     both = "torch.compile(model)\nthe difference between eager and non-compiled runs is tiny\n"
     assert classify_text(both).pattern != "wrong_output"
+
+
+
+
+def test_an_extension_ops_missing_backend_kernel_is_a_custom_op_only_beside_a_compiled_model() -> None:
+    # https://blog.gitcode.com/e919a2c2eee0812bbcbdbfb5af790a7d.html: ipex-llm, eager, an extension's op on the CPU
+    eager = ("NotImplementedError: Could not run 'torch_ipex::mul_add' with arguments from the 'CPU' backend. "
+             "This could be because the operator doesn't exist for this backend, or was omitted during the "
+             "selective/custom build process (if using custom build).\n")
+    r = classify_text(eager)
+    assert r.pattern == "unknown"
+    assert "custom_op" in [a.pattern for a in r.alternatives][:2]
+    # the same dispatcher message in a compiled model's run is the op library's
+    compiled = "TORCHINDUCTOR_CPP_WRAPPER=1 python run.py\n" + eager
+    assert classify_text(compiled).pattern == "custom_op"
+
+
+
+
+def test_tritons_ptxaserror_decides_only_beside_a_compiled_model() -> None:
+    # PTXASError is Triton's own exception (python/triton/runtime/errors.py), raised by make_cubin for any kernel
+    text = ("TORCHINDUCTOR_MAX_AUTOTUNE=1 python run.py\n"
+            "triton.runtime.errors.PTXASError: PTXAS error: `ptxas` failed with error code -2\n")
+    assert classify_text(text).pattern == "lowering_error"
+    # a hand-written kernel's (vLLM's MoE kernel on sm_120a, https://malidrive.com.tr/blog/vllm-0-11-1-rc4): no
+    # compiled model, so the kernel's own code, unknown
+    other = ("The error manifests as a PTXASError during the compilation of Triton kernels. The error message clearly "
+             "indicates that the .tile::gather4 feature, when used with the .shared::cluster destination state space, "
+             "is not supported on the sm_120a target architecture.\n")
+    assert classify_text(other).pattern == "unknown"
+
+
+
+
+def test_cuda_home_not_set_decides_only_beside_a_compiled_model_not_in_an_extension_build() -> None:
+    # torch/utils/cpp_extension.py (_join_cuda_home): Inductor's cpp_builder takes the CUDA paths from it for an AOTI
+    # CUDA package, so beside a compiled model the missing toolkit is the environment's
+    text = ("torch._inductor.aoti_compile_and_package(ep)\n"
+            "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.\n")
+    assert classify_text(text).pattern == "toolchain_setup"
+    # pip building flash-attn prints the same line (http://www.kwkr.cn/news/1282836/,
+    # https://github.com/character-ai/Ovi/issues/15): a project's own extension build, unknown by the policy, with
+    # the toolchain still ranked as the alternative
+    build = ("pip install flash_attn --no-build-isolation\n"
+             "      OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.\n")
+    r = classify_text(build)
+    assert r.pattern == "unknown"
+    assert "toolchain_setup" in [a.pattern for a in r.alternatives][:2]
