@@ -248,7 +248,6 @@ def test_open_mpis_signal_line_alone_is_no_compiled_models_crash() -> None:
     assert classify_text("TORCHINDUCTOR_CPP_WRAPPER=1 python run.py\n" + mpi).pattern == "segfault_no_message"
 
 
-
 def test_only_the_c_files_triton_builds_read_as_its_toolchain() -> None:
     assert classify_text("/tmp/tmpab/cuda_utils.c:12:3: error: unknown type name 'CUtensorMap'").pattern \
         == "toolchain_setup"
@@ -2553,8 +2552,6 @@ def test_eager_named_as_the_model_not_compiled_in_a_difference_between_the_two()
     assert classify_text(both).pattern != "wrong_output"
 
 
-
-
 def test_an_extension_ops_missing_backend_kernel_is_a_custom_op_only_beside_a_compiled_model() -> None:
     # https://blog.gitcode.com/e919a2c2eee0812bbcbdbfb5af790a7d.html: ipex-llm, eager, an extension's op on the CPU
     eager = ("NotImplementedError: Could not run 'torch_ipex::mul_add' with arguments from the 'CPU' backend. "
@@ -2568,8 +2565,6 @@ def test_an_extension_ops_missing_backend_kernel_is_a_custom_op_only_beside_a_co
     assert classify_text(compiled).pattern == "custom_op"
 
 
-
-
 def test_tritons_ptxaserror_decides_only_beside_a_compiled_model() -> None:
     # PTXASError is Triton's own exception (python/triton/runtime/errors.py), raised by make_cubin for any kernel
     text = ("TORCHINDUCTOR_MAX_AUTOTUNE=1 python run.py\n"
@@ -2581,8 +2576,6 @@ def test_tritons_ptxaserror_decides_only_beside_a_compiled_model() -> None:
              "indicates that the .tile::gather4 feature, when used with the .shared::cluster destination state space, "
              "is not supported on the sm_120a target architecture.\n")
     assert classify_text(other).pattern == "unknown"
-
-
 
 
 def test_cuda_home_not_set_decides_only_beside_a_compiled_model_not_in_an_extension_build() -> None:
