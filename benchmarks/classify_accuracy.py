@@ -1,7 +1,8 @@
 """Classification accuracy on the real-report corpus (tests/corpus/cases.jsonl), per split.
 
 Prints, for each split, top-1 and top-3 overall and per labelled pattern, the `unknown` rate, how often the
-reported phase is given and agrees with the thread's, and a confusion table (label -> predicted). Tune rules on
+reported phase is given and agrees with the thread's, top-1 by confidence band (how far an agent can trust each: the
+bands SKILL.md quotes), and a confusion table (label -> predicted). Tune rules on
 `dev` only; read only the aggregate lines of `test` (`--split test --aggregate`), never its per-case output.
 
     PYTHONPATH=server python benchmarks/classify_accuracy.py [--split dev|test|all|fresh] [--aggregate] [--misses]
@@ -23,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
 
 from aoti_debug.classify import similar  # noqa: E402
-from aoti_debug.classify.engine import classify_text  # noqa: E402
+from aoti_debug.classify.engine import DECISIVE, STRONG, Classification, classify_text  # noqa: E402
 
 CORPUS = ROOT / "tests" / "corpus" / "cases.jsonl"
 FRESH = ROOT / "tests" / "corpus" / "fresh.jsonl"
@@ -34,10 +35,29 @@ def load(path: Path = CORPUS) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+# How sure the classification said it was, in the bands an agent acts on (SKILL.md's workflow, step 1).
+BANDS = ("strong, 0.9 or more", "decisive, 0.5 to 0.9", "a guess, below 0.5", "unknown, an outsider's log",
+         "unknown, alternatives ranked", "unknown, nothing ranked")
+
+
+def band(result: Classification) -> str:
+    """The confidence band of a classification."""
+    if result.pattern != "unknown":
+        return BANDS[0] if result.confidence >= STRONG else BANDS[1] if result.confidence >= DECISIVE else BANDS[2]
+    if result.outsider is not None:
+        return BANDS[3]
+    return BANDS[4] if any(a.source != "silent" for a in result.alternatives) else BANDS[5]
+
+
+def classify_case(case: dict) -> Classification:
+    """The classification of a case, its own thread left out of the reports it is compared with."""
+    with similar.excluding(case["url"]):
+        return classify_text(case["text"])
+
+
 def predict(case: dict) -> tuple[list[str], str | None]:
     """The winner then its alternatives, best first; and the phase the classification reports."""
-    with similar.excluding(case["url"]):  # a dev case never finds its own thread among the reports it is compared with
-        result = classify_text(case["text"])
+    result = classify_case(case)
     return [result.pattern, *(a.pattern for a in result.alternatives)], result.phase
 
 
@@ -48,8 +68,12 @@ def score(cases: list[dict]) -> dict:
     unknown = 0
     misses = []
     phased = [0, 0, 0]  # cases whose thread states the phase; of them, a phase reported; of those, the same one
+    bands: dict[str, list[int]] = {b: [0, 0] for b in BANDS}  # band -> [n, top1]
     for case in cases:
-        ranked, phase = predict(case)
+        result = classify_case(case)
+        ranked, phase = [result.pattern, *(a.pattern for a in result.alternatives)], result.phase
+        bands[band(result)][0] += 1
+        bands[band(result)][1] += ranked[0] == case["label"]
         stated = case.get("phase")  # the fresh reports carry none
         if stated:
             phased[0] += 1
@@ -73,6 +97,7 @@ def score(cases: list[dict]) -> dict:
         "per": dict(per),
         "confusion": confusion,
         "misses": misses,
+        "bands": bands,
         "phase_n": phased[0],
         "phase_said": phased[1] / max(phased[0], 1),
         "phase_right": phased[2] / max(phased[1], 1),
@@ -85,6 +110,7 @@ def report(title: str, s: dict, aggregate: bool, show_misses: bool) -> None:
     if s["phase_n"]:
         print(f"   phase: reported for {s['phase_said']:.3f} of the {s['phase_n']} cases whose thread states it, "
               f"the thread's phase in {s['phase_right']:.3f} of those")
+    print("   top-1 by confidence: " + "; ".join(f"{b} {t / n:.2f} ({n})" for b, (n, t) in s["bands"].items() if n))
     if aggregate:
         worst = min(((r[1] / r[0]), lab) for lab, r in s["per"].items()) if s["per"] else (0.0, "-")
         print(f"   lowest per-pattern top-1: {worst[0]:.2f}")
