@@ -36,17 +36,19 @@ def load(path: Path = CORPUS) -> list[dict]:
 
 
 # How sure the classification said it was, in the bands an agent acts on (SKILL.md's workflow, step 1).
-BANDS = ("strong, 0.9 or more", "decisive, 0.5 to 0.9", "a guess, below 0.5", "unknown, an outsider's log",
-         "unknown, alternatives ranked", "unknown, nothing ranked")
+BANDS = ("strong, 0.9 or more", "decisive, 0.5 to 0.9", "a weak line, below 0.5", "a best guess",
+         "unknown, an outsider's log", "unknown, alternatives ranked", "unknown, nothing ranked")
 
 
 def band(result: Classification) -> str:
     """The confidence band of a classification."""
     if result.pattern != "unknown":
+        if result.guess:
+            return BANDS[3]
         return BANDS[0] if result.confidence >= STRONG else BANDS[1] if result.confidence >= DECISIVE else BANDS[2]
     if result.outsider is not None:
-        return BANDS[3]
-    return BANDS[4] if any(a.source != "silent" for a in result.alternatives) else BANDS[5]
+        return BANDS[4]
+    return BANDS[5] if any(a.source != "silent" for a in result.alternatives) else BANDS[6]
 
 
 def classify_case(case: dict) -> Classification:
@@ -55,10 +57,15 @@ def classify_case(case: dict) -> Classification:
         return classify_text(case["text"])
 
 
+def ranked(result: Classification) -> list[str]:
+    """The winner then its alternatives, best first."""
+    return [result.pattern, *(a.pattern for a in result.alternatives)]
+
+
 def predict(case: dict) -> tuple[list[str], str | None]:
     """The winner then its alternatives, best first; and the phase the classification reports."""
     result = classify_case(case)
-    return [result.pattern, *(a.pattern for a in result.alternatives)], result.phase
+    return ranked(result), result.phase
 
 
 def score(cases: list[dict]) -> dict:
@@ -71,9 +78,10 @@ def score(cases: list[dict]) -> dict:
     bands: dict[str, list[int]] = {b: [0, 0] for b in BANDS}  # band -> [n, top1]
     for case in cases:
         result = classify_case(case)
-        ranked, phase = [result.pattern, *(a.pattern for a in result.alternatives)], result.phase
-        bands[band(result)][0] += 1
-        bands[band(result)][1] += ranked[0] == case["label"]
+        ranking, phase = ranked(result), result.phase
+        counts = bands[band(result)]
+        counts[0] += 1
+        counts[1] += ranking[0] == case["label"]
         stated = case.get("phase")  # the fresh reports carry none
         if stated:
             phased[0] += 1
@@ -82,12 +90,12 @@ def score(cases: list[dict]) -> dict:
         label = case["label"]
         row = per[label]
         row[0] += 1
-        row[1] += ranked[0] == label
-        row[2] += label in ranked[:3]
-        unknown += ranked[0] == "unknown"
-        confusion[(label, ranked[0])] += 1
-        if ranked[0] != label:
-            misses.append((case["id"], label, ranked[:3]))
+        row[1] += ranking[0] == label
+        row[2] += label in ranking[:3]
+        unknown += ranking[0] == "unknown"
+        confusion[(label, ranking[0])] += 1
+        if ranking[0] != label:
+            misses.append((case["id"], label, ranking[:3]))
     n = sum(r[0] for r in per.values())
     return {
         "n": n,

@@ -28,6 +28,12 @@ def fresh() -> tuple[dict, ...]:
     return tuple(accuracy().load(accuracy().FRESH))
 
 
+@cache
+def held_out() -> dict:
+    """The test split's aggregate score (classify_accuracy.py's `score`): read in aggregate, never per case."""
+    return accuracy().score([c for c in cases() if c["split"] == "test"])
+
+
 def dev_case(case_id: str) -> dict:
     """A `dev` case by its id: tests read `test` cases only in aggregate, never one by one."""
     c = next(c for c in cases() if c["id"] == case_id)

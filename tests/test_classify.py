@@ -12,6 +12,7 @@ import pytest
 from aoti_debug.classify.engine import classify_chunks, classify_file, classify_text
 from aoti_debug.classify.guides import Rule, load_guides
 from aoti_debug.common.errors import BadInput
+from corpus_cases import classify_dev_case
 from pydantic import ValidationError
 
 CPU_OOB = "Error: index out of bounds: 0 <= tmp7 < 2L"
@@ -559,3 +560,13 @@ def test_a_line_two_regexes_capture_gives_the_first_listed_ones_value_under_any_
                           env={**os.environ, "PYTHONHASHSEED": str(seed), "PYTHONPATH": server}).stdout.strip()
            for seed in range(6)}
     assert got == {"an illegal memory access was encountered"}
+
+
+def test_a_pattern_named_by_agreeing_weak_cues_is_flagged_as_a_best_guess_and_a_decided_one_is_not() -> None:
+    # intel/torch-xpu-ops#3187: only Inductor's exception, wrapping a NotImplementedError, and no line of its own
+    guessed = classify_dev_case("intel/torch-xpu-ops#3187-1")
+    assert guessed.pattern == "lowering_error" and guessed.guess and guessed.confidence <= 0.45, guessed
+    assert "Best guess:" in guessed.summary
+    # pytorch/pytorch#153955: export's data-dependent guard error decides by its own line
+    decided = classify_dev_case("pytorch/pytorch#153955-1")
+    assert decided.pattern == "export_failure" and not decided.guess and decided.confidence >= 0.5, decided

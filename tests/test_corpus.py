@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import re
-from functools import cache
 
 import byfile
 import pytest
 from aoti_debug.classify.guides import PATTERN_IDS
-from corpus_cases import accuracy, cases
+from corpus_cases import accuracy, cases, held_out
 
 FIELDS = ["id", "url", "torch", "text", "label", "phase", "split", "why"]
 # What the rules reach on the held-out split (measured, not a target): a change that loses cases fails here.
@@ -75,27 +74,27 @@ def test_both_splits_hold_cases_of_the_new_patterns_and_negatives() -> None:
 
 
 @pytest.mark.timeout(600)
-@cache
-def held_out() -> dict:
-    """The test split's aggregate score (never per-case output)."""
-    return accuracy().score([c for c in cases() if c["split"] == "test"])
-
-
+@pytest.mark.xdist_group("held_out")
 def test_the_held_out_split_stays_above_its_measured_floor() -> None:
     s = held_out()
     assert s["top1"] >= TEST_TOP1_FLOOR and s["top3"] >= TEST_TOP3_FLOOR, (round(s["top1"], 3), round(s["top3"], 3))
 
 
-# SKILL.md tells agents how far each confidence band can be trusted, from the test split (2026-11-28: strong 0.92,
-# decisive 0.81, a guess 0.67); a change that makes a surer band no more often right than a less sure one, or drops
-# the strong band well below what SKILL.md says, fails here.
+# SKILL.md tells agents how far each confidence band can be trusted, from the test split (2026-11-28: a pattern at 0.9
+# or more 0.92, 0.5 to 0.9 0.81, below 0.5 0.67, a weak line and a best guess together: 33 cases, too few to tell
+# apart); a change that makes a surer band no more often right than a less sure one, or drops the strong band well
+# below what SKILL.md says, fails here.
 STRONG_TOP1_FLOOR = 0.9
 
 
+@pytest.mark.timeout(600)
+@pytest.mark.xdist_group("held_out")
 def test_the_held_out_split_is_right_more_often_the_surer_the_classification_says_it_is() -> None:
-    bands = {b: t / n for b, (n, t) in held_out()["bands"].items() if n}
-    strong, decisive, guess = (bands[b] for b in accuracy().BANDS[:3])
-    assert strong >= STRONG_TOP1_FLOOR and strong > decisive > guess, bands
+    strong, decisive, weak, guess = (held_out()["bands"][b] for b in accuracy().BANDS[:4])
+    below = [weak[0] + guess[0], weak[1] + guess[1]]
+    assert all(n > 0 for n, _t in (strong, decisive, below)), (strong, decisive, below)
+    share = [t / n for n, t in (strong, decisive, below)]
+    assert share[0] >= STRONG_TOP1_FLOOR and share[0] > share[1] > share[2], share
 
 
 # What share of torch's own AOTI/Inductor failure messages route to the pattern a person chose (measured, not a

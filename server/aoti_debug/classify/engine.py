@@ -71,6 +71,9 @@ class Classification(BaseModel):
         "kernel's or a native build's, whatever it reads like); for a best "
         "guess from agreeing weak cues (no decisive line), at most "
         "0.45 and the summary says so"))
+    guess: bool = Field(default=False, description=(
+        "True when no line decided and weak cues that agree (the exception type with a frame, cue or phase of the same "
+        "family) named the pattern: a best guess, at a confidence of at most 0.45"))
     phase: phases.LogPhase | None = Field(default=None, description=(
         "Where it failed: export, compile, load or run, from the last phase marker in the log (export or "
         "Inductor frames, the package loader, the run call), else the pattern's own phase, else the last marker any "
@@ -273,7 +276,7 @@ def classify_chunks(chunks: Iterable[bytes], exit_status: int | str | None = Non
         alternatives = [Alternative(pattern=r.id, title=guides[r.id].title, confidence=r.silent_prior, source="silent")
                         for r in silent]
     return Classification(
-        pattern=win.rule.id, title=g.title, summary=summary, confidence=confidence, phase=log_phase,
+        pattern=win.rule.id, title=g.title, summary=summary, confidence=confidence, guess=guessed, phase=log_phase,
         phase_basis=basis, alternatives=alternatives, similar_reports=reports,
         evidence=evidence, fields=fields, guide=_guide_ref(win.rule.id),
         outsider=foreign[0].name if foreign is not None else None,
