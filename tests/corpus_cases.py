@@ -6,8 +6,7 @@ from __future__ import annotations
 from functools import cache
 
 import byfile
-from aoti_debug.classify import similar
-from aoti_debug.classify.engine import Classification, classify_text
+from aoti_debug.classify.engine import Classification
 
 
 @cache
@@ -43,6 +42,4 @@ def dev_case(case_id: str) -> dict:
 
 def classify_dev_case(case_id: str) -> Classification:
     """A `dev` case classified with its own thread left out of the similar-reports index, as the benchmark scores it."""
-    c = dev_case(case_id)
-    with similar.excluding(c["url"]):
-        return classify_text(c["text"])
+    return accuracy().classify_case(dev_case(case_id))
