@@ -78,23 +78,23 @@ def score(cases: list[dict]) -> dict:
     bands: dict[str, list[int]] = {b: [0, 0] for b in BANDS}  # band -> [n, top1]
     for case in cases:
         result = classify_case(case)
-        ranking, phase = ranked(result), result.phase
+        ranking, phase, label = ranked(result), result.phase, case["label"]
+        right = ranking[0] == label
         counts = bands[band(result)]
         counts[0] += 1
-        counts[1] += ranking[0] == case["label"]
+        counts[1] += right
         stated = case.get("phase")  # the fresh reports carry none
         if stated:
             phased[0] += 1
             phased[1] += phase is not None
             phased[2] += phase == stated
-        label = case["label"]
         row = per[label]
         row[0] += 1
-        row[1] += ranking[0] == label
+        row[1] += right
         row[2] += label in ranking[:3]
         unknown += ranking[0] == "unknown"
         confusion[(label, ranking[0])] += 1
-        if ranking[0] != label:
+        if not right:
             misses.append((case["id"], label, ranking[:3]))
     n = sum(r[0] for r in per.values())
     return {
